@@ -1,0 +1,27 @@
+"""track_gen: procedural race courses for massively parallel RL, on NVIDIA Warp.
+
+Every env gets its own course (a closed band track or a gate course), regenerated on device for
+just the envs you mask, recordable into a graph. See ``docs/`` for the guide.
+"""
+
+from track_gen.errors import (
+    CapacityWarning,
+    CaptureError,
+    NotCapturableError,
+    RebindAfterCaptureWarning,
+    ResolutionWarning,
+    TrackGenError,
+    TrackGenWarning,
+)
+from track_gen.exec import ExecContext
+from track_gen.generators.gates import GateGenConfig, GateGenerator, GateResult, GateStatus
+from track_gen.generators.track import TrackGenConfig, TrackGenerator, TrackResult, TrackStatus
+from track_gen.rng import PerEnvSeededRNG, SeedState
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CapacityWarning", "CaptureError", "ExecContext", "GateGenConfig", "GateGenerator", "GateResult", "GateStatus",
+    "NotCapturableError", "PerEnvSeededRNG", "RebindAfterCaptureWarning", "ResolutionWarning", "SeedState",
+    "TrackGenConfig", "TrackGenError", "TrackGenWarning", "TrackGenerator", "TrackResult", "TrackStatus",
+]

@@ -1,0 +1,64 @@
+"""Execution context and env masks.
+
+A mask is an ``[E]`` array on the generator's device; ``wp.int32`` is the native dtype
+(``wp.bool`` and ``wp.uint8`` are accepted too). Nonzero means "this env". Masks are read on
+device only, so a recorded graph reads whatever the same mask array holds at replay time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import warp as wp
+
+__all__ = ["ExecContext", "MASK_DTYPES", "check_mask"]
+
+MASK_DTYPES = (wp.int32, wp.bool, wp.uint8)
+
+
+@dataclass(frozen=True)
+class ExecContext:
+    """Where enqueued work goes: a device and, on CUDA, a stream (None: the device's current one)."""
+
+    device: wp.context.Device
+    stream: Any = None
+
+    @classmethod
+    def of(cls, device, stream=None) -> "ExecContext":
+        return cls(wp.get_device(device), stream)
+
+
+def check_mask(mask: Any, num_envs: int, device, name: str = "mask") -> None:
+    """Refuse anything but an ``[E]`` int32 / bool / uint8 ``wp.array`` on ``device``."""
+    if not isinstance(mask, wp.array):
+        hint = " (convert a torch tensor with wp.from_torch(t))" if type(mask).__module__.startswith("torch") else ""
+        raise TypeError(
+            f"{name}: expected a wp.array of shape [{num_envs}] (int32, bool or uint8), got "
+            f"{type(mask).__name__}{hint}"
+        )
+    if mask.ndim != 1 or mask.shape[0] != num_envs:
+        raise ValueError(f"{name}: expected shape ({num_envs},), got {tuple(mask.shape)}; one entry per env")
+    if mask.dtype not in MASK_DTYPES:
+        raise TypeError(
+            f"{name}: dtype {getattr(mask.dtype, '__name__', mask.dtype)} is not accepted; use wp.int32 "
+            f"(native), wp.bool or wp.uint8"
+        )
+    if wp.get_device(mask.device) != wp.get_device(device):
+        raise ValueError(f"{name}: array is on {mask.device}, the generator on {device}; allocate it on {device}")
+    if not mask.is_contiguous:
+        raise ValueError(f"{name}: the array must be contiguous; pass mask.contiguous() (and keep that array)")
+
+
+@wp.kernel
+def _mask_to_active(mask: wp.array(dtype=Any), active: wp.array(dtype=wp.int32)):
+    e = wp.tid()
+    active[e] = wp.where(mask[e] != mask.dtype(0), 1, 0)
+
+
+def mask_to_active(mask: wp.array | None, active: wp.array) -> None:
+    """Write the int32 ``active`` flags from ``mask`` (all ones when ``mask`` is None)."""
+    if mask is None:
+        active.fill_(1)
+    else:
+        wp.launch(_mask_to_active, dim=active.shape[0], inputs=[mask, active], device=active.device)

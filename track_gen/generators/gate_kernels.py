@@ -1,0 +1,222 @@
+"""Warp kernels of the gate-course stages (one thread per env)."""
+
+from __future__ import annotations
+
+import warp as wp
+
+from track_gen.generators.curve import TWO_PI, bspline, curve_length, wrap_angle
+from track_gen.rng import stream_state
+
+SPACING = wp.constant(1)
+CROWDED = wp.constant(2)
+TURN = wp.constant(4)
+BOUNDS = wp.constant(8)
+GROUND = wp.constant(16)
+
+
+@wp.func
+def leg_angle(yaw: float, d: wp.vec3f) -> float:
+    """Horizontal angle between a gate's heading and the leg direction ``d``."""
+    return wp.abs(wrap_angle(wp.atan2(d[1], d[0]) - yaw))
+
+
+@wp.func
+def gates_status(
+    pos: wp.array2d(dtype=wp.vec3f),
+    yaw: wp.array2d(dtype=wp.float32),
+    e: int,
+    count: int,
+    closed: int,
+    size: float,
+    min_spacing: float,
+    max_spacing: float,
+    max_turn: float,
+    outer_half: float,
+    bottom: float,
+) -> int:
+    """Failure bits of env ``e``'s gates (0: valid). Same definitions as the tests' numpy checker:
+    consecutive gate distances in [min_spacing, max_spacing] (the closing leg too when closed);
+    every pair at least max(min_spacing, 2 * outer_half) apart; each leg leaves its gate and enters
+    the next within max_turn of their headings; frames inside the square and above the ground."""
+    status = int(0)
+    half = size * 0.5
+    legs = count - 1
+    if closed != 0:
+        legs = count
+    for k in range(legs):
+        k1 = (k + 1) % count
+        d = pos[e, k1] - pos[e, k]
+        dist = wp.length(d)
+        if dist < min_spacing or dist > max_spacing:
+            status = status | SPACING
+        if leg_angle(yaw[e, k], d) > max_turn or leg_angle(yaw[e, k1], d) > max_turn:
+            status = status | TURN
+    sep = wp.max(min_spacing, 2.0 * outer_half)
+    for k in range(count):
+        p = pos[e, k]
+        if wp.max(wp.abs(p[0]), wp.abs(p[1])) + outer_half > half:
+            status = status | BOUNDS
+        if p[2] - bottom < 0.0:
+            status = status | GROUND
+        for m in range(k + 1, count):
+            if wp.length(pos[e, m] - p) < sep:
+                status = status | CROWDED
+    return status
+
+
+@wp.kernel
+def layout_kernel(
+    active: wp.array(dtype=wp.int32),
+    seeds: wp.array(dtype=wp.int32),
+    generation: wp.array(dtype=wp.int32),
+    key: int,
+    size: wp.array(dtype=wp.float32),
+    radius_min: wp.array(dtype=wp.float32),
+    radius_max: wp.array(dtype=wp.float32),
+    angle_jitter: wp.array(dtype=wp.float32),
+    spacing_jitter: wp.array(dtype=wp.float32),
+    min_spacing: wp.array(dtype=wp.float32),
+    max_spacing: wp.array(dtype=wp.float32),
+    height_min: wp.array(dtype=wp.float32),
+    height_max: wp.array(dtype=wp.float32),
+    yaw_jitter: wp.array(dtype=wp.float32),
+    max_turn: wp.array(dtype=wp.float32),
+    gate_width: wp.array(dtype=wp.float32),
+    gate_height: wp.array(dtype=wp.float32),
+    thickness: wp.array(dtype=wp.float32),
+    min_gates: int,
+    max_gates: int,
+    num_ctrl: int,
+    dense: int,
+    closed: int,
+    max_attempts: int,
+    # outputs
+    ctrl: wp.array2d(dtype=wp.vec2f),
+    pos: wp.array2d(dtype=wp.vec3f),
+    yaw: wp.array2d(dtype=wp.float32),
+    count_out: wp.array(dtype=wp.int32),
+    length_out: wp.array(dtype=wp.float32),
+    start_pos: wp.array(dtype=wp.vec3f),
+    start_yaw: wp.array(dtype=wp.float32),
+    attempts_out: wp.array(dtype=wp.int32),
+    status_out: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    half = size[e] * 0.5
+    gh = gate_height[e]
+    if gh <= 0.0:
+        gh = gate_width[e]
+    outer_half = 0.5 * gate_width[e] + thickness[e]
+    inner = half - outer_half
+    bottom = 0.5 * gh + thickness[e]
+    status = int(0)
+    used = int(0)
+    count = int(0)
+    total = float(0.0)
+    span = float(num_ctrl)
+    if closed == 0:
+        span = float(num_ctrl - 1)
+    for attempt in range(max_attempts):
+        used = attempt + 1
+        st = stream_state(seeds[e], generation[e], key, attempt)
+        a0 = TWO_PI * wp.randf(st)
+        reverse = wp.randf(st) < 0.5
+        for k in range(num_ctrl):
+            q = wp.vec2f(0.0, 0.0)
+            if closed != 0:
+                theta = a0 + TWO_PI * (float(k) + angle_jitter[e] * (2.0 * wp.randf(st) - 1.0)) / float(num_ctrl)
+                c = wp.cos(theta)
+                s = wp.sin(theta)
+                frac = radius_min[e] + (radius_max[e] - radius_min[e]) * wp.randf(st)
+                q = wp.vec2f(c, s) * (frac * inner / wp.max(wp.abs(c), wp.abs(s)))
+            else:
+                # a sprint: a meander across the square, rotated; stays in the inscribed disc
+                along = -1.0 + 2.0 * float(k) / float(num_ctrl - 1)
+                side = radius_max[e] * (2.0 * wp.randf(st) - 1.0) * 0.6
+                c = wp.cos(a0)
+                s = wp.sin(a0)
+                r = inner * 0.85 / 1.1662
+                q = wp.vec2f(c * along - s * side, s * along + c * side) * r
+            idx = k
+            if reverse:
+                idx = num_ctrl - 1 - k
+            ctrl[e, idx] = q
+        total = curve_length(ctrl, e, num_ctrl, closed, dense)
+        count = min_gates + int(wp.randf(st) * float(max_gates - min_gates + 1))
+        count = wp.min(count, max_gates)
+        slots = float(count)
+        offset = 0.5
+        if closed == 0:
+            slots = float(count + 1)
+            offset = 1.0
+        step = total / slots
+        du = span / float(dense)
+        pa = bspline(ctrl, e, num_ctrl, closed, 0.0)
+        pb = bspline(ctrl, e, num_ctrl, closed, du)
+        seg = wp.length(pb - pa)
+        acc = float(0.0)
+        m = int(0)
+        for g in range(count):
+            target = step * (float(g) + offset + spacing_jitter[e] * (wp.randf(st) - 0.5))
+            while acc + seg < target and m < dense - 1:
+                acc += seg
+                m += 1
+                pa = pb
+                pb = bspline(ctrl, e, num_ctrl, closed, du * float(m + 1))
+                seg = wp.length(pb - pa)
+            f = float(0.0)
+            if seg > 0.0:
+                f = wp.clamp((target - acc) / seg, 0.0, 1.0)
+            p = pa + (pb - pa) * f
+            d = pb - pa
+            height = height_min[e] + (height_max[e] - height_min[e]) * wp.randf(st)
+            pos[e, g] = wp.vec3f(p[0], p[1], height)
+            yaw[e, g] = wrap_angle(wp.atan2(d[1], d[0]) + yaw_jitter[e] * (2.0 * wp.randf(st) - 1.0))
+        for g in range(count, max_gates):
+            pos[e, g] = wp.vec3f(0.0, 0.0, 0.0)
+            yaw[e, g] = 0.0
+        status = gates_status(
+            pos, yaw, e, count, closed, size[e], min_spacing[e], max_spacing[e], max_turn[e], outer_half, bottom
+        )
+        if status == 0:
+            break
+    p0 = bspline(ctrl, e, num_ctrl, closed, 0.0)
+    p1 = bspline(ctrl, e, num_ctrl, closed, span / float(dense))
+    d0 = p1 - p0
+    start_pos[e] = wp.vec3f(p0[0], p0[1], pos[e, 0][2])
+    start_yaw[e] = wp.atan2(d0[1], d0[0])
+    count_out[e] = count
+    length_out[e] = total
+    attempts_out[e] = used
+    status_out[e] = status
+    if status != 0:
+        valid[e] = 0
+
+
+@wp.kernel
+def frames_kernel(
+    active: wp.array(dtype=wp.int32),
+    yaw: wp.array2d(dtype=wp.float32),
+    gate_width: wp.array(dtype=wp.float32),
+    gate_height: wp.array(dtype=wp.float32),
+    thickness: wp.array(dtype=wp.float32),
+    max_gates: int,
+    width_out: wp.array(dtype=wp.float32),
+    height_out: wp.array(dtype=wp.float32),
+    thickness_out: wp.array(dtype=wp.float32),
+    normal: wp.array2d(dtype=wp.vec3f),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    gh = gate_height[e]
+    if gh <= 0.0:
+        gh = gate_width[e]
+    width_out[e] = gate_width[e]
+    height_out[e] = gh
+    thickness_out[e] = thickness[e]
+    for g in range(max_gates):
+        normal[e, g] = wp.vec3f(wp.cos(yaw[e, g]), wp.sin(yaw[e, g]), 0.0)

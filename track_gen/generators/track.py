@@ -1,0 +1,300 @@
+"""Band tracks: closed loops with a width, drawn per env on device.
+
+Algorithm (one thread per env, up to ``max_attempts`` draws, all on device):
+
+1. ``control_points`` points at jittered, evenly spaced angles around the origin, each at a
+   random fraction of the largest radius that keeps it (and the band around it) in the square;
+   random rotation and direction.
+2. A closed uniform cubic B-spline through their hull, started at its flattest knot, resampled
+   to ``num_points`` points evenly spaced in arc length (a dense-polyline walk).
+3. A half-width profile (constant, or varying by ``half_width_variation``).
+4. Validation (:func:`track_kernels.track_status`): length bounds, band inside the square, turn
+   radius, band self-overlap. A failed draw is retried with the next attempt's random stream;
+   after ``max_attempts`` the env keeps the last draw with ``valid = 0`` and the failure bits in
+   ``status``.
+
+Then ``band`` derives tangents, normals, arc length, curvature, the loop length and the start
+pose; the *elevated* variant adds a smooth periodic height profile with a bounded grade.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import warp as wp
+
+from track_gen.generators import track_kernels as K
+from track_gen.pipeline.program import Program
+from track_gen.pipeline.registry import ArraySpec, ParamSpec
+from track_gen.pipeline.spec import PipelineSpec, StageSpec
+
+__all__ = ["TrackGenConfig", "TrackGenerator", "TrackResult", "TrackStatus", "register_track_stages"]
+
+
+class TrackStatus(enum.IntFlag):
+    """Why a track draw failed (bits of ``result.status``; 0 is a valid course)."""
+
+    NONE = 0
+    LENGTH = 1
+    BOUNDS = 2
+    TURN = 4
+    OVERLAP = 8
+    DEGENERATE = 16
+    GROUND = 32
+    GRADE = 64
+
+
+def _pos(default, doc, **kw):
+    return ParamSpec(default, lo=0.0, lo_open=True, doc=doc, **kw)
+
+
+CENTERLINE_PARAMS = {
+    "size": _pos(10.0, "side of the square the track fits in [m]"),
+    "radius_min": ParamSpec(0.5, lo=0.0, hi=1.0, doc="smallest control-point radius, fraction of the largest"),
+    "radius_max": ParamSpec(1.0, lo=0.0, hi=1.0, lo_open=True, doc="largest control-point radius, fraction"),
+    "angle_jitter": ParamSpec(0.3, lo=0.0, hi=0.5, hi_open=True, doc="control-point angle jitter, fraction of a slot"),
+    "half_width": _pos(0.4, "band half width [m]"),
+    "half_width_variation": ParamSpec(0.0, lo=0.0, hi=0.9, doc="relative half-width variation along the loop"),
+    "min_turn_radius": ParamSpec(0.6, lo=0.0, doc="smallest turn radius [m] (never below the half width)"),
+    "clearance": ParamSpec(0.1, lo=0.0, doc="gap kept between non-adjacent parts of the band [m]"),
+    "min_length": ParamSpec(10.0, lo=0.0, doc="shortest loop [m]"),
+    "max_length": _pos(40.0, "longest loop [m]; sizes checkpoint capacity", static=True),
+    "control_points": ParamSpec(8, lo=4, hi=64, static=True, integer=True, doc="control points per loop"),
+    "num_points": ParamSpec(256, lo=16, hi=8192, static=True, integer=True, doc="centerline points"),
+    "max_attempts": ParamSpec(16, lo=1, hi=1024, static=True, integer=True, doc="draws per env before valid=0"),
+}
+
+ELEVATION_PARAMS = {
+    "base_height": ParamSpec(1.0, lo=0.0, doc="mean height of the centerline [m]"),
+    "amplitude": ParamSpec(0.6, lo=0.0, doc="peak-to-mean height variation [m] (split over three harmonics)"),
+    "max_grade": _pos(0.15, "largest |dz/ds| of the height profile"),
+}
+
+
+def _launch_centerline(ctx):
+    st = ctx.static
+    n, k = st["num_points"], st["control_points"]
+    dense = k * max(2, math.ceil(2 * n / k))
+    p = ctx.param
+    wp.launch(
+        K.centerline_kernel, dim=ctx.num_envs,
+        inputs=[
+            ctx.active, ctx.seeds, ctx.generation, ctx.key, p("size"), p("radius_min"), p("radius_max"),
+            p("angle_jitter"), p("half_width"), p("half_width_variation"), p("min_turn_radius"), p("clearance"),
+            p("min_length"), float(st["max_length"]), k, n, dense, st["max_attempts"],
+        ],
+        outputs=[ctx.output("control"), ctx.output("xy"), ctx.output("half_width"), ctx.output("attempts"),
+                 ctx.output("status"), ctx.valid],
+        device=ctx.device,
+    )
+
+
+def _launch_band(ctx):
+    wp.launch(
+        K.band_kernel, dim=ctx.num_envs,
+        inputs=[ctx.active, ctx.input("xy"), ctx.capacity("points")],
+        outputs=[ctx.output(n) for n in ("tangent", "normal", "s", "curvature", "length", "start_pos", "start_yaw")],
+        device=ctx.device,
+    )
+
+
+def _launch_elevation(ctx):
+    p = ctx.param
+    wp.launch(
+        K.elevation_kernel, dim=ctx.num_envs,
+        inputs=[ctx.active, ctx.seeds, ctx.generation, ctx.key, ctx.input("xy"), ctx.input("s"), ctx.input("length"),
+                p("base_height"), p("amplitude"), p("max_grade"), ctx.capacity("points")],
+        outputs=[ctx.output("z"), ctx.output("start_pos"), ctx.output("status"), ctx.valid],
+        device=ctx.device,
+    )
+
+
+PTS = ("env", "points")
+
+
+def register_track_stages(registry) -> None:
+    registry.register(
+        "track.centerline", _launch_centerline, params=CENTERLINE_PARAMS, _builtin=True,
+        capacities=lambda s: {"points": s["num_points"], "control_points": s["control_points"]},
+        outputs={
+            "control": ArraySpec(wp.vec2f, ("env", "control_points"), doc="control points of the accepted draw [m]"),
+            "xy": ArraySpec(wp.vec2f, PTS, doc="centerline, evenly spaced, point 0 on the start line [m]"),
+            "half_width": ArraySpec(wp.float32, PTS, doc="band half width at each point [m]"),
+            "attempts": ArraySpec(wp.int32, doc="draws used"),
+            "status": ArraySpec(wp.int32, doc="TrackStatus bits of the last draw (0: valid)"),
+        },
+    )
+    registry.register(
+        "track.band", _launch_band, _builtin=True,
+        inputs={"xy": ArraySpec(wp.vec2f, PTS, source="centerline.xy")},
+        outputs={
+            "tangent": ArraySpec(wp.vec2f, PTS, doc="unit tangent (direction of travel)"),
+            "normal": ArraySpec(wp.vec2f, PTS, doc="unit normal, to the left of travel"),
+            "s": ArraySpec(wp.float32, PTS, doc="arc length from the start line [m]"),
+            "curvature": ArraySpec(wp.float32, PTS, doc="signed curvature [1/m], > 0 turning left"),
+            "length": ArraySpec(wp.float32, doc="loop length [m]"),
+            "start_pos": ArraySpec(wp.vec3f, doc="start position (point 0) [m]"),
+            "start_yaw": ArraySpec(wp.float32, doc="start heading [rad]"),
+        },
+    )
+    registry.register(
+        "track.elevation", _launch_elevation, params=ELEVATION_PARAMS, _builtin=True,
+        inputs={
+            "xy": ArraySpec(wp.vec2f, PTS, source="centerline.xy"),
+            "s": ArraySpec(wp.float32, PTS, source="band.s"),
+            "length": ArraySpec(wp.float32, source="band.length"),
+        },
+        outputs={
+            "z": ArraySpec(wp.float32, PTS, doc="centerline height [m]"),
+            "start_pos": ArraySpec(wp.vec3f, doc="start position with its height [m]"),
+            "status": ArraySpec(wp.int32, doc="TrackStatus bits (GROUND, GRADE)"),
+        },
+    )
+
+
+@dataclass(frozen=True)
+class TrackGenConfig:
+    """Flat configuration of a band-track generator (every field maps to one stage parameter).
+
+    Lengths in metres, angles in radians. ``randomize`` maps global parameter names
+    (``"centerline.size"``) to ``(lo, hi)`` ranges drawn per env per generation.
+    """
+
+    num_envs: int = 64
+    device: str = "cpu"
+    size: float = 10.0
+    num_points: int = 256
+    control_points: int = 8
+    radius_min: float = 0.5
+    radius_max: float = 1.0
+    angle_jitter: float = 0.3
+    half_width: float = 0.4
+    half_width_variation: float = 0.0
+    min_turn_radius: float = 0.6
+    clearance: float = 0.1
+    min_length: float = 10.0
+    max_length: float = 40.0
+    max_attempts: int = 16
+    elevated: bool = False
+    base_height: float = 1.0
+    height_amplitude: float = 0.6
+    max_grade: float = 0.15
+    randomize: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+    def to_spec(self) -> PipelineSpec:
+        cl = {n: getattr(self, n) for n in CENTERLINE_PARAMS}
+        stages = [StageSpec("centerline", "track.centerline", cl), StageSpec("band", "track.band")]
+        if not isinstance(self.elevated, bool):
+            raise TypeError(f"elevated: expected a bool, got {type(self.elevated).__name__}")
+        if self.elevated:
+            el = {"base_height": self.base_height, "amplitude": self.height_amplitude, "max_grade": self.max_grade}
+            stages.append(StageSpec("elevation", "track.elevation", el))
+        spec = PipelineSpec(
+            self.num_envs, self.device, tuple(stages), family="track",
+            max_loop_length=None if self.elevated else float(self.max_length),
+        )
+        return spec.with_randomize(self.randomize) if self.randomize else spec
+
+    def with_randomize(self, ranges: Mapping[str, tuple[float, float]]) -> "TrackGenConfig":
+        return dataclasses.replace(self, randomize={**self.randomize, **dict(ranges)})
+
+
+@dataclass
+class TrackResult:
+    """The committed band-track layout; every array is stable and rewritten in place.
+
+    Shapes: E envs, N = ``layout.points`` centerline points. Lengths in metres, in the env frame
+    (the square is centred on the origin).
+    """
+
+    xy: wp.array
+    """[E, N] vec2f centerline points, evenly spaced; point 0 is the start line."""
+    z: wp.array
+    """[E, N] float32 centerline height (zeros for flat tracks)."""
+    half_width: wp.array
+    """[E, N] float32 band half width."""
+    tangent: wp.array
+    """[E, N] vec2f unit tangent."""
+    normal: wp.array
+    """[E, N] vec2f unit normal, left of travel."""
+    s: wp.array
+    """[E, N] float32 arc length from the start line."""
+    curvature: wp.array
+    """[E, N] float32 signed curvature [1/m]."""
+    length: wp.array
+    """[E] float32 loop length."""
+    start_pos: wp.array
+    """[E] vec3f start position."""
+    start_yaw: wp.array
+    """[E] float32 start heading [rad]."""
+    attempts: wp.array
+    """[E] int32 draws used."""
+    status: wp.array
+    """[E] int32 :class:`TrackStatus` bits of the kept draw."""
+    valid: wp.array
+    """[E] int32, 1 when every constraint holds."""
+
+
+_ORDERED = (("centerline.radius_min", "centerline.radius_max"), ("centerline.min_length", "centerline.max_length"))
+
+
+def _check_order(params: Mapping[str, Any], pairs, name=None, value=None) -> None:
+    vals = dict(params)
+    if name is not None:
+        vals[name] = value
+    for lo, hi in pairs:
+        if lo in vals and hi in vals and vals[lo] > vals[hi]:
+            raise ValueError(f"{lo}={vals[lo]:g} exceeds {hi}={vals[hi]:g}; keep {lo} <= {hi}")
+
+
+class TrackGenerator(Program):
+    """Band-track generator: the generator surface over a track :class:`PipelineSpec`.
+
+    Args:
+        source: a :class:`TrackGenConfig` or a ``family="track"`` :class:`PipelineSpec`.
+        seeds, stream, prepare, registry, out, env_offset: as :class:`~track_gen.pipeline.Program`.
+    """
+
+    family = "track"
+
+    def __init__(self, source, *, seeds=None, stream=None, prepare=True, registry=None, out=None, env_offset=0):
+        from track_gen.generators.gates import GateGenConfig
+
+        if isinstance(source, TrackGenConfig):
+            source = source.to_spec()
+        elif isinstance(source, GateGenConfig) or (isinstance(source, PipelineSpec) and source.family == "gates"):
+            raise TypeError("TrackGenerator: got a gate-course source; build it with GateGenerator")
+        if not isinstance(source, PipelineSpec):
+            raise TypeError(
+                f"TrackGenerator: expected a TrackGenConfig or PipelineSpec, got {type(source).__name__}"
+            )
+        names = {s.name for s in source.stages}
+        if not {"centerline", "band"} <= names:
+            raise ValueError(f"TrackGenerator: the spec needs stages 'centerline' and 'band', has {sorted(names)}")
+        super().__init__(source, registry=registry, seeds=seeds, stream=stream, prepare=False, out=out,
+                         env_offset=env_offset)
+        _check_order(self.params, _ORDERED)
+        if prepare:
+            self.prepare()
+
+    def _check_param_set(self, name, value):
+        _check_order(self.params, _ORDERED, name, value)
+
+    def _make_result(self):
+        r = self._results
+        elevated = "elevation.z" in r
+        if elevated:
+            z = r["elevation.z"]
+        else:
+            z = wp.zeros_like(r["centerline.half_width"])
+        status = r["centerline.status"]
+        return TrackResult(
+            xy=r["centerline.xy"], z=z, half_width=r["centerline.half_width"], tangent=r["band.tangent"],
+            normal=r["band.normal"], s=r["band.s"], curvature=r["band.curvature"], length=r["band.length"],
+            start_pos=r["elevation.start_pos"] if elevated else r["band.start_pos"], start_yaw=r["band.start_yaw"],
+            attempts=r["centerline.attempts"], status=status, valid=self._valid,
+        )

@@ -1,0 +1,308 @@
+"""Warp kernels of the band-track stages (one thread per env; inactive envs return at once)."""
+
+from __future__ import annotations
+
+import warp as wp
+
+from track_gen.generators.curve import TWO_PI, bspline, curve_length, knot_curvature, seg_seg_dist
+from track_gen.rng import stream_state
+
+# Failure bits of ``centerline.status`` (see track_gen.generators.track.TrackStatus).
+LENGTH = wp.constant(1)
+BOUNDS = wp.constant(2)
+TURN = wp.constant(4)
+OVERLAP = wp.constant(8)
+DEGENERATE = wp.constant(16)
+GROUND = wp.constant(32)
+GRADE = wp.constant(64)
+CHUNK = wp.constant(16)
+PI = wp.constant(3.141592653589793)
+
+
+@wp.func
+def track_status(
+    xy: wp.array2d(dtype=wp.vec2f),
+    hw: wp.array2d(dtype=wp.float32),
+    e: int,
+    n: int,
+    size: float,
+    min_turn_radius: float,
+    clearance: float,
+    min_length: float,
+    max_length: float,
+) -> int:
+    """Failure bits of env ``e``'s closed centerline and band (0: every constraint holds).
+
+    Constraints (the numpy checker in the tests implements the same definitions):
+    length in [min_length, max_length]; both band edges of every point inside the square;
+    turn radius at every point >= R = max(min_turn_radius, max half width); and every pair of
+    segments whose cyclic index gap times the mean spacing is at least pi * (R + clearance)
+    are at least (their half widths + clearance) apart.
+    """
+    half = size * 0.5
+    total = float(0.0)
+    wmax = float(0.0)
+    for i in range(n):
+        j = i + 1
+        if j == n:
+            j = 0
+        total += wp.length(xy[e, j] - xy[e, i])
+        wmax = wp.max(wmax, hw[e, i])
+    status = int(0)
+    if total < min_length or total > max_length:
+        status = status | LENGTH
+    big_r = wp.max(min_turn_radius, wmax)
+    for i in range(n):
+        im = i - 1
+        if im < 0:
+            im = n - 1
+        ip = i + 1
+        if ip == n:
+            ip = 0
+        p = xy[e, i]
+        a = p - xy[e, im]
+        b = xy[e, ip] - p
+        t = xy[e, ip] - xy[e, im]
+        tl = wp.length(t)
+        la = wp.length(a)
+        lb = wp.length(b)
+        if tl <= 0.0 or la <= 0.0 or lb <= 0.0:
+            status = status | DEGENERATE
+        else:
+            t = t / tl
+            nrm = wp.vec2f(-t[1], t[0]) * hw[e, i]
+            e1 = p + nrm
+            e2 = p - nrm
+            ext = wp.max(wp.max(wp.abs(e1[0]), wp.abs(e1[1])), wp.max(wp.abs(e2[0]), wp.abs(e2[1])))
+            if ext > half:
+                status = status | BOUNDS
+            ang = wp.abs(wp.atan2(a[0] * b[1] - a[1] * b[0], wp.dot(a, b)))
+            if ang * big_r > 0.5 * (la + lb):
+                status = status | TURN
+    if status != 0:
+        return status
+    spacing = total / float(n)
+    gmin = int(wp.ceil(PI * (big_r + clearance) / spacing))
+    if 2 * gmin > n:
+        return status
+    reach = 2.0 * wmax + clearance
+    nc = (n + CHUNK - 1) / CHUNK
+    for ca in range(nc):
+        a_lo = wp.vec2f(1.0e30, 1.0e30)
+        a_hi = wp.vec2f(-1.0e30, -1.0e30)
+        for i in range(ca * CHUNK, wp.min(ca * CHUNK + CHUNK + 1, n + 1)):
+            q = xy[e, i % n]
+            a_lo = wp.min(a_lo, q)
+            a_hi = wp.max(a_hi, q)
+        for cb in range(ca, nc):
+            b_lo = wp.vec2f(1.0e30, 1.0e30)
+            b_hi = wp.vec2f(-1.0e30, -1.0e30)
+            for j in range(cb * CHUNK, wp.min(cb * CHUNK + CHUNK + 1, n + 1)):
+                q = xy[e, j % n]
+                b_lo = wp.min(b_lo, q)
+                b_hi = wp.max(b_hi, q)
+            dx = wp.max(wp.max(a_lo[0] - b_hi[0], b_lo[0] - a_hi[0]), 0.0)
+            dy = wp.max(wp.max(a_lo[1] - b_hi[1], b_lo[1] - a_hi[1]), 0.0)
+            if dx * dx + dy * dy > reach * reach:
+                continue
+            for i in range(ca * CHUNK, wp.min(ca * CHUNK + CHUNK, n)):
+                i1 = (i + 1) % n
+                wi = wp.max(hw[e, i], hw[e, i1])
+                for j in range(wp.max(cb * CHUNK, i + 1), wp.min(cb * CHUNK + CHUNK, n)):
+                    g = j - i
+                    if n - g < g:
+                        g = n - g
+                    if g < gmin:
+                        continue
+                    j1 = (j + 1) % n
+                    need = wi + wp.max(hw[e, j], hw[e, j1]) + clearance
+                    if seg_seg_dist(xy[e, i], xy[e, i1], xy[e, j], xy[e, j1]) < need:
+                        return status | OVERLAP
+    return status
+
+
+@wp.kernel
+def centerline_kernel(
+    active: wp.array(dtype=wp.int32),
+    seeds: wp.array(dtype=wp.int32),
+    generation: wp.array(dtype=wp.int32),
+    key: int,
+    size: wp.array(dtype=wp.float32),
+    radius_min: wp.array(dtype=wp.float32),
+    radius_max: wp.array(dtype=wp.float32),
+    angle_jitter: wp.array(dtype=wp.float32),
+    half_width: wp.array(dtype=wp.float32),
+    width_variation: wp.array(dtype=wp.float32),
+    min_turn_radius: wp.array(dtype=wp.float32),
+    clearance: wp.array(dtype=wp.float32),
+    min_length: wp.array(dtype=wp.float32),
+    max_length: float,
+    num_ctrl: int,
+    num_points: int,
+    dense: int,
+    max_attempts: int,
+    # outputs
+    ctrl: wp.array2d(dtype=wp.vec2f),
+    xy: wp.array2d(dtype=wp.vec2f),
+    hw: wp.array2d(dtype=wp.float32),
+    attempts_out: wp.array(dtype=wp.int32),
+    status_out: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    half = size[e] * 0.5
+    w0 = half_width[e]
+    var = width_variation[e]
+    inner = half - w0 * (1.0 + var)
+    status = int(0)
+    used = int(0)
+    for attempt in range(max_attempts):
+        used = attempt + 1
+        st = stream_state(seeds[e], generation[e], key, attempt)
+        a0 = TWO_PI * wp.randf(st)
+        reverse = wp.randf(st) < 0.5
+        for k in range(num_ctrl):
+            theta = a0 + TWO_PI * (float(k) + angle_jitter[e] * (2.0 * wp.randf(st) - 1.0)) / float(num_ctrl)
+            c = wp.cos(theta)
+            s = wp.sin(theta)
+            frac = radius_min[e] + (radius_max[e] - radius_min[e]) * wp.randf(st)
+            r = frac * inner / wp.max(wp.abs(c), wp.abs(s))
+            idx = k
+            if reverse:
+                idx = num_ctrl - 1 - k
+            ctrl[e, idx] = wp.vec2f(r * c, r * s)
+        phase1 = TWO_PI * wp.randf(st)
+        phase2 = TWO_PI * wp.randf(st)
+        # start at the flattest knot, so the start line sits on the straightest part of the loop
+        kbest = int(0)
+        kmin = float(1.0e30)
+        for k in range(num_ctrl):
+            kc = knot_curvature(ctrl, e, num_ctrl, k)
+            if kc < kmin:
+                kmin = kc
+                kbest = k
+        total = curve_length(ctrl, e, num_ctrl, 1, dense)
+        per_span = dense / num_ctrl
+        j0 = kbest * per_span
+        du = float(num_ctrl) / float(dense)
+        pa = bspline(ctrl, e, num_ctrl, 1, du * float(j0))
+        pb = bspline(ctrl, e, num_ctrl, 1, du * float(j0 + 1))
+        seg = wp.length(pb - pa)
+        acc = float(0.0)
+        m = int(0)
+        for i in range(num_points):
+            target = total * float(i) / float(num_points)
+            while acc + seg < target and m < dense - 1:
+                acc += seg
+                m += 1
+                pa = pb
+                pb = bspline(ctrl, e, num_ctrl, 1, du * float(j0 + m + 1))
+                seg = wp.length(pb - pa)
+            f = float(0.0)
+            if seg > 0.0:
+                f = wp.clamp((target - acc) / seg, 0.0, 1.0)
+            xy[e, i] = pa + (pb - pa) * f
+            x = float(i) / float(num_points)
+            wave = 0.6 * wp.sin(TWO_PI * 2.0 * x + phase1) + 0.4 * wp.sin(TWO_PI * 3.0 * x + phase2)
+            hw[e, i] = w0 * (1.0 + var * wave)
+        status = track_status(
+            xy, hw, e, num_points, size[e], min_turn_radius[e], clearance[e], min_length[e], max_length
+        )
+        if status == 0:
+            break
+    attempts_out[e] = used
+    status_out[e] = status
+    if status != 0:
+        valid[e] = 0
+
+
+@wp.kernel
+def band_kernel(
+    active: wp.array(dtype=wp.int32),
+    xy: wp.array2d(dtype=wp.vec2f),
+    num_points: int,
+    tangent: wp.array2d(dtype=wp.vec2f),
+    normal: wp.array2d(dtype=wp.vec2f),
+    s_out: wp.array2d(dtype=wp.float32),
+    curvature: wp.array2d(dtype=wp.float32),
+    length_out: wp.array(dtype=wp.float32),
+    start_pos: wp.array(dtype=wp.vec3f),
+    start_yaw: wp.array(dtype=wp.float32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    n = num_points
+    acc = float(0.0)
+    for i in range(n):
+        im = (i + n - 1) % n
+        ip = (i + 1) % n
+        p = xy[e, i]
+        a = p - xy[e, im]
+        b = xy[e, ip] - p
+        t = wp.normalize(xy[e, ip] - xy[e, im])
+        tangent[e, i] = t
+        normal[e, i] = wp.vec2f(-t[1], t[0])
+        s_out[e, i] = acc
+        mean = 0.5 * (wp.length(a) + wp.length(b))
+        k = float(0.0)
+        if mean > 0.0:
+            k = wp.atan2(a[0] * b[1] - a[1] * b[0], wp.dot(a, b)) / mean
+        curvature[e, i] = k
+        acc += wp.length(b)
+    length_out[e] = acc
+    p0 = xy[e, 0]
+    t0 = tangent[e, 0]
+    start_pos[e] = wp.vec3f(p0[0], p0[1], 0.0)
+    start_yaw[e] = wp.atan2(t0[1], t0[0])
+
+
+@wp.kernel
+def elevation_kernel(
+    active: wp.array(dtype=wp.int32),
+    seeds: wp.array(dtype=wp.int32),
+    generation: wp.array(dtype=wp.int32),
+    key: int,
+    xy: wp.array2d(dtype=wp.vec2f),
+    s: wp.array2d(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
+    base_height: wp.array(dtype=wp.float32),
+    amplitude: wp.array(dtype=wp.float32),
+    max_grade: wp.array(dtype=wp.float32),
+    num_points: int,
+    z: wp.array2d(dtype=wp.float32),
+    start_pos: wp.array(dtype=wp.vec3f),
+    status_out: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    st = stream_state(seeds[e], generation[e], key, 0)
+    total = length[e]
+    grade = max_grade[e]
+    a1 = wp.randf(st) * wp.min(amplitude[e] / 3.0, grade * total / (TWO_PI * 3.0))
+    a2 = wp.randf(st) * wp.min(amplitude[e] / 3.0, grade * total / (TWO_PI * 6.0))
+    a3 = wp.randf(st) * wp.min(amplitude[e] / 3.0, grade * total / (TWO_PI * 9.0))
+    f1 = TWO_PI * wp.randf(st)
+    f2 = TWO_PI * wp.randf(st)
+    f3 = TWO_PI * wp.randf(st)
+    n = num_points
+    for i in range(n):
+        x = TWO_PI * s[e, i] / wp.max(total, 1.0e-6)
+        z[e, i] = base_height[e] + a1 * wp.sin(x + f1) + a2 * wp.sin(2.0 * x + f2) + a3 * wp.sin(3.0 * x + f3)
+    status = int(0)
+    for i in range(n):
+        ip = (i + 1) % n
+        if z[e, i] < 0.0:
+            status = status | GROUND
+        run = wp.length(xy[e, ip] - xy[e, i])
+        if wp.abs(z[e, ip] - z[e, i]) > grade * run * 1.001 + 1.0e-6:
+            status = status | GRADE
+    p0 = xy[e, 0]
+    start_pos[e] = wp.vec3f(p0[0], p0[1], z[e, 0])
+    status_out[e] = status
+    if status != 0:
+        valid[e] = 0

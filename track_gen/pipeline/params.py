@@ -1,0 +1,198 @@
+"""Dynamic parameters: device values a curriculum changes without re-recording any graph.
+
+Each dynamic parameter has a base value and an optional randomizer range, both in device
+arrays. At the start of every regeneration one kernel resolves them into per-env values
+``[P, E]`` (the base, or a uniform draw keyed by the env's seed, its generation and the
+parameter's name), which the stages read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+import warp as wp
+
+from track_gen.pipeline.registry import ParamSpec
+from track_gen.rng import name_key, stream_state
+
+__all__ = ["ParamTable", "Params", "Randomizers"]
+
+
+@wp.kernel
+def _resolve_params(
+    active: wp.array(dtype=wp.int32),
+    seeds: wp.array(dtype=wp.int32),
+    generation: wp.array(dtype=wp.int32),
+    keys: wp.array(dtype=wp.int32),
+    base: wp.array(dtype=wp.float32),
+    lo: wp.array(dtype=wp.float32),
+    hi: wp.array(dtype=wp.float32),
+    on: wp.array(dtype=wp.int32),
+    values_out: wp.array2d(dtype=wp.float32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    for p in range(keys.shape[0]):
+        v = base[p]
+        if on[p] != 0:
+            st = stream_state(seeds[e], generation[e], keys[p], 0)
+            v = lo[p] + (hi[p] - lo[p]) * wp.randf(st)
+        values_out[p, e] = v
+
+
+@wp.kernel
+def _set_entry(arr: wp.array(dtype=wp.float32), index: int, value: float):
+    arr[index] = value
+
+
+@wp.kernel
+def _set_flag(arr: wp.array(dtype=wp.int32), index: int, value: int):
+    arr[index] = value
+
+
+class ParamTable:
+    """Device storage of every dynamic parameter of a program, plus the static ones' values."""
+
+    def __init__(self, specs: Mapping[str, ParamSpec], values: Mapping[str, Any], randomize: Mapping, num_envs, device):
+        self.specs = dict(specs)
+        self.static = {n: values[n] for n, s in specs.items() if s.static}
+        self.dynamic = [n for n, s in specs.items() if not s.static]
+        self.index = {n: i for i, n in enumerate(self.dynamic)}
+        self.device = device
+        p = max(len(self.dynamic), 1)
+        base = np.zeros(p, np.float32)
+        for n, i in self.index.items():
+            base[i] = values[n]
+        lo, hi, on = np.zeros(p, np.float32), np.zeros(p, np.float32), np.zeros(p, np.int32)
+        for n, (a, b) in randomize.items():
+            i = self.index[n]
+            lo[i], hi[i], on[i] = a, b, 1
+        keys = np.array([name_key(n) for n in self.dynamic] or [0], np.int32)
+        self.keys = wp.array(keys[: len(self.dynamic)], dtype=wp.int32, device=device)
+        self.base = wp.array(base, dtype=wp.float32, device=device)
+        self.lo = wp.array(lo, dtype=wp.float32, device=device)
+        self.hi = wp.array(hi, dtype=wp.float32, device=device)
+        self.on = wp.array(on, dtype=wp.int32, device=device)
+        self.values = wp.zeros((p, num_envs), dtype=wp.float32, device=device)
+        self.values.assign(np.repeat(base[:, None], num_envs, axis=1))
+        # host mirrors: reading a value never syncs the device
+        self._base = {n: float(values[n]) for n in self.dynamic}
+        self._ranges = {n: (float(a), float(b)) for n, (a, b) in randomize.items()}
+        self._rows = {n: self.values[i] for n, i in self.index.items()}
+
+    def values_of(self, name: str) -> wp.array:
+        if name not in self.index:
+            kind = "static" if name in self.static else "unknown"
+            raise KeyError(f"parameter {name!r} is {kind}; dynamic parameters: {self.dynamic}")
+        return self._rows[name]
+
+    def resolve(self, active, seeds, generation) -> None:
+        if not self.dynamic:
+            return
+        wp.launch(
+            _resolve_params, dim=active.shape[0],
+            inputs=[active, seeds, generation, self.keys, self.base, self.lo, self.hi, self.on],
+            outputs=[self.values], device=self.device,
+        )
+
+    def set_base(self, name: str, value: float) -> None:
+        wp.launch(_set_entry, dim=1, inputs=[self.base, self.index[name], float(value)], device=self.device)
+        self._base[name] = float(value)
+
+    def set_range(self, name: str, rng: tuple[float, float] | None) -> None:
+        i = self.index[name]
+        if rng is None:
+            wp.launch(_set_flag, dim=1, inputs=[self.on, i, 0], device=self.device)
+            self._ranges.pop(name, None)
+            return
+        wp.launch(_set_entry, dim=1, inputs=[self.lo, i, float(rng[0])], device=self.device)
+        wp.launch(_set_entry, dim=1, inputs=[self.hi, i, float(rng[1])], device=self.device)
+        wp.launch(_set_flag, dim=1, inputs=[self.on, i, 1], device=self.device)
+        self._ranges[name] = (float(rng[0]), float(rng[1]))
+
+
+class Params(MutableMapping):
+    """``generator.params``: every parameter by global name.
+
+    Reading gives the current base value (host mirror, no sync). Setting a dynamic parameter
+    validates it, then writes the device value: the next regeneration uses it, recorded graphs
+    included. Static parameters are read-only (build a new generator to change them).
+    """
+
+    def __init__(self, table: ParamTable, on_set=None):
+        self._t = table
+        self._on_set = on_set
+
+    def __getitem__(self, name: str):
+        if name in self._t._base:
+            return self._t._base[name]
+        if name in self._t.static:
+            return self._t.static[name]
+        raise KeyError(f"unknown parameter {name!r}; parameters: {sorted(self._t.specs)}")
+
+    def __setitem__(self, name: str, value) -> None:
+        if name in self._t.static:
+            raise ValueError(
+                f"{name} is static (it sizes buffers or loops); build a new generator with "
+                f"spec.with_params({{{name!r}: {value!r}}})"
+            )
+        if name not in self._t.index:
+            raise KeyError(f"unknown parameter {name!r}; dynamic parameters: {self._t.dynamic}")
+        value = self._t.specs[name].check(name, value)
+        if self._on_set is not None:
+            self._on_set(name, value)
+        self._t.set_base(name, value)
+
+    def __delitem__(self, name):
+        raise TypeError("parameters cannot be deleted")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._t.specs)
+
+    def __len__(self) -> int:
+        return len(self._t.specs)
+
+    def is_dynamic(self, name: str) -> bool:
+        return name in self._t.index
+
+    def __repr__(self) -> str:
+        return f"Params({dict(self)})"
+
+
+class Randomizers(MutableMapping):
+    """``generator.randomizers``: live ``(lo, hi)`` ranges of randomized dynamic parameters.
+
+    Setting a range (validated against the parameter's bounds) turns on a per-env draw from the
+    next regeneration on; deleting it goes back to the base value.
+    """
+
+    def __init__(self, table: ParamTable):
+        self._t = table
+
+    def __getitem__(self, name):
+        return self._t._ranges[name]
+
+    def __setitem__(self, name, rng):
+        from track_gen.pipeline.spec import _as_range
+
+        if name not in self._t.index:
+            raise KeyError(f"{name!r} is not a dynamic parameter; dynamic parameters: {self._t.dynamic}")
+        lo, hi = _as_range(name, rng)
+        spec = self._t.specs[name]
+        spec.check(f"randomize[{name!r}] lo", lo)
+        spec.check(f"randomize[{name!r}] hi", hi)
+        self._t.set_range(name, (lo, hi))
+
+    def __delitem__(self, name):
+        if name not in self._t._ranges:
+            raise KeyError(f"{name!r} is not randomized")
+        self._t.set_range(name, None)
+
+    def __iter__(self):
+        return iter(dict(self._t._ranges))
+
+    def __len__(self):
+        return len(self._t._ranges)

@@ -1,0 +1,386 @@
+"""Program: a built pipeline with the generator surface.
+
+Construction allocates everything (stage outputs, committed results, generator inputs,
+parameters, seeds, generation counters); :meth:`Program.enqueue` is then a fixed list of
+launches that never allocates, never syncs and never branches on device data, so it records
+into a graph (CPU or CUDA) and replays with whatever the mask, seeds and parameters hold.
+
+One regeneration, in order::
+
+    mask -> active flags        (which envs regenerate)
+    advance: generation += 1    (active envs only)
+    valid = 1                   (active envs, working copy)
+    resolve parameters          (base value or per-env draw)
+    stages, in spec order       (write working buffers of active envs)
+    masked commit               (copy active rows of every output into the result)
+
+The commit is what makes a masked regeneration exact: result rows of inactive envs are never
+written, whatever a stage did to its working buffers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import warp as wp
+
+from track_gen.capture import is_capturing
+from track_gen.errors import CaptureError, NotCapturableError
+from track_gen.exec import ExecContext, check_mask, mask_to_active
+from track_gen.pipeline.params import ParamTable, Params, Randomizers
+from track_gen.pipeline.registry import ArraySpec, StageContext, StageRegistry, default_registry
+from track_gen.pipeline.spec import PipelineSpec, StageSpec
+from track_gen.rng import PerEnvSeededRNG, SeedState, name_key, resolve_seeds
+
+__all__ = ["Program", "Layout", "ProgramResult", "build"]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Static capacities of a program: E and the sizes its stages declared (``points``, ``gates``...)."""
+
+    num_envs: int
+    capacities: Mapping[str, int] = field(default_factory=dict)
+    max_loop_length: float | None = None
+
+    def __getattr__(self, name: str) -> int:
+        caps = object.__getattribute__(self, "capacities")
+        if name in caps:
+            return caps[name]
+        raise AttributeError(f"Layout has no capacity {name!r}; capacities: {sorted(caps)}")
+
+
+class ProgramResult:
+    """Committed outputs by global name (``result["centerline.xy"]``) plus ``valid`` ([E] int32)."""
+
+    def __init__(self, arrays: Mapping[str, wp.array], valid: wp.array):
+        self._arrays = dict(arrays)
+        self.valid = valid
+
+    def __getitem__(self, name: str) -> wp.array:
+        try:
+            return self._arrays[name]
+        except KeyError:
+            raise KeyError(f"no output {name!r}; outputs: {sorted(self._arrays)}") from None
+
+    def __contains__(self, name) -> bool:
+        return name in self._arrays
+
+    def keys(self):
+        return self._arrays.keys()
+
+    def __repr__(self) -> str:
+        return f"ProgramResult({sorted(self._arrays)} + valid)"
+
+
+@wp.kernel
+def _advance(active: wp.array(dtype=wp.int32), generation: wp.array(dtype=wp.int32)):
+    e = wp.tid()
+    if active[e] != 0:
+        generation[e] = generation[e] + 1
+
+
+@wp.kernel
+def _begin(active: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32)):
+    e = wp.tid()
+    if active[e] != 0:
+        valid[e] = 1
+
+
+@wp.kernel
+def _commit_rows(active: wp.array(dtype=wp.int32), src: wp.array2d(dtype=Any), dst: wp.array2d(dtype=Any)):
+    e, j = wp.tid()
+    if active[e] != 0:
+        dst[e, j] = src[e, j]
+
+
+def _rows(arr: wp.array) -> wp.array:
+    return arr.reshape((arr.shape[0], 1)) if arr.ndim == 1 else arr
+
+
+class Program:
+    """A built pipeline: the generator surface over any :class:`PipelineSpec`.
+
+    Args:
+        spec: the pipeline.
+        registry: where stage kinds are looked up (default: :func:`default_registry`).
+        seeds: anything :class:`~track_gen.rng.SeedState` takes, a ``SeedState`` or a
+            ``PerEnvSeededRNG``.
+        stream: default CUDA stream of :meth:`enqueue` (ignored on CPU).
+        prepare: run one regeneration now (loads every kernel; fills the result).
+        out: global output name (or ``"valid"``) → an array of yours to commit into.
+        env_offset: global index of env 0, for int seeds in distributed runs.
+    """
+
+    family = "custom"
+
+    def __init__(
+        self,
+        spec: PipelineSpec,
+        *,
+        registry: StageRegistry | None = None,
+        seeds: Any = None,
+        stream: Any = None,
+        prepare: bool = True,
+        out: Mapping[str, wp.array] | None = None,
+        env_offset: int = 0,
+    ):
+        if not isinstance(spec, PipelineSpec):
+            raise TypeError(f"spec: expected a PipelineSpec, got {type(spec).__name__}")
+        registry = registry or default_registry()
+        if isinstance(spec.num_envs, bool) or not isinstance(spec.num_envs, int) or spec.num_envs < 1:
+            raise ValueError(f"num_envs: expected an int >= 1, got {spec.num_envs!r}")
+        try:
+            device = wp.get_device(spec.device)
+        except Exception as exc:
+            raise ValueError(f"device: {spec.device!r} is not a Warp device ({exc}); use 'cpu' or 'cuda:N'") from None
+        if not spec.stages:
+            raise ValueError("stages: a pipeline needs at least one stage")
+        self.spec = spec
+        self.registry = registry
+        self.num_envs = E = spec.num_envs
+        self.device = device
+        self.stream = stream
+        defs, values, specs = self._check_stages(spec, registry)
+        self._check_randomize(spec, specs)
+        self._params = ParamTable(specs, values, spec.randomize, E, device)
+        self.params = Params(self._params, on_set=self._check_param_set)
+        self.randomizers = Randomizers(self._params)
+        self.seeds, self.rng = resolve_seeds(seeds, E, device, env_offset)
+        self.generation = wp.zeros(E, dtype=wp.int32, device=device)
+        self._active = wp.zeros(E, dtype=wp.int32, device=device)
+        self._valid_work = wp.zeros(E, dtype=wp.int32, device=device)
+        self._host_stages = [s.name for s, d in zip(spec.stages, defs) if not d.capturable]
+        self._allocate(spec, defs, values, out or {})
+        self.prepared = False
+        if prepare:
+            self.prepare()
+
+    # -- construction -------------------------------------------------------------------------
+    def _check_stages(self, spec, registry):
+        defs, values, specs, caps = [], {}, {}, {}
+        seen: set[str] = set()
+        for st in spec.stages:
+            if not isinstance(st, StageSpec):
+                raise TypeError(f"stages: expected StageSpec entries, got {type(st).__name__}")
+            if not isinstance(st.name, str) or not st.name.isidentifier():
+                raise ValueError(f"stage name {st.name!r} must be an identifier")
+            if st.name in seen:
+                raise ValueError(f"stage name {st.name!r} appears twice; names are unique in a pipeline")
+            seen.add(st.name)
+            d = registry.get(st.kind)
+            unknown = set(st.params) - set(d.params)
+            if unknown:
+                raise KeyError(
+                    f"stage {st.name!r} ({st.kind}) has no parameter(s) {sorted(unknown)}; it has {sorted(d.params)}"
+                )
+            local = {}
+            for n, ps in d.params.items():
+                v = ps.check(f"{st.name}.{n}", st.params.get(n, ps.default))
+                values[f"{st.name}.{n}"] = v
+                specs[f"{st.name}.{n}"] = ps
+                local[n] = v
+            if d.capacities is not None:
+                for cap, size in d.capacities(local).items():
+                    if caps.setdefault(cap, int(size)) != int(size):
+                        raise ValueError(f"capacity {cap!r} declared as {caps[cap]} and {size} by two stages")
+            defs.append(d)
+        for st, d in zip(spec.stages, defs):
+            for r in d.reads:
+                if r not in values:
+                    raise KeyError(f"stage {st.name!r} ({st.kind}) reads parameter {r!r}, which no stage declares")
+        self._caps = caps
+        return defs, values, specs
+
+    def _check_randomize(self, spec, specs):
+        for name, (lo, hi) in spec.randomize.items():
+            if name not in specs:
+                raise KeyError(f"randomize: unknown parameter {name!r}; parameters: {sorted(specs)}")
+            if specs[name].static:
+                raise ValueError(f"randomize: {name} is static and cannot be drawn per env")
+            specs[name].check(f"randomize[{name!r}] lo", lo)
+            specs[name].check(f"randomize[{name!r}] hi", hi)
+
+    def _check_param_set(self, name: str, value) -> None:
+        """Hook for families with cross-parameter rules (raises before anything is written)."""
+
+    def _shape(self, a: ArraySpec, what: str) -> tuple[int, ...]:
+        dims = []
+        for d in a.shape:
+            if d == "env":
+                dims.append(self.num_envs)
+            elif d in self._caps:
+                dims.append(self._caps[d])
+            else:
+                raise ValueError(f"{what}: capacity {d!r} is declared by no stage; capacities: {sorted(self._caps)}")
+        return tuple(dims)
+
+    def _allocate(self, spec, defs, values, out):
+        dev = self.device
+        work: dict[str, wp.array] = {}
+        kinds: dict[str, ArraySpec] = {}
+        self.inputs: dict[str, wp.array] = {}
+        self.input_info: dict[str, ArraySpec] = {}
+        self._contexts = []
+        for st, d in zip(spec.stages, defs):
+            ins = {}
+            for local, a in d.inputs.items():
+                src = st.inputs.get(local, a.source or f"{st.name}.{local}")
+                shape = self._shape(a, f"{st.name}.{local}")
+                if src in work:
+                    if kinds[src].dtype != a.dtype or tuple(work[src].shape) != shape:
+                        raise ValueError(f"stage {st.name!r} reads {src!r} as {a}, but it is {kinds[src]}")
+                    ins[local] = work[src]
+                else:
+                    if src not in self.inputs:
+                        self.inputs[src] = wp.zeros(shape, dtype=a.dtype, device=dev)
+                        self.input_info[src] = a
+                    ins[local] = self.inputs[src]
+            outs = {}
+            for local, a in d.outputs.items():
+                name = f"{st.name}.{local}"
+                outs[local] = work[name] = wp.zeros(self._shape(a, name), dtype=a.dtype, device=dev)
+                kinds[name] = a
+            static = {n: values[f"{st.name}.{n}"] for n, ps in d.params.items() if ps.static}
+            self._contexts.append((d, StageContext(self, st.name, static, ins, outs, name_key(st.name))))
+        self._work = work
+        unknown = set(out) - set(work) - {"valid"}
+        if unknown:
+            raise KeyError(f"out: unknown output(s) {sorted(unknown)}; outputs: {sorted(work)} and 'valid'")
+        results = {}
+        for name, arr in work.items():
+            results[name] = self._out_array(out, name, arr) if name in out else wp.zeros_like(arr)
+        valid = self._out_array(out, "valid", self._valid_work) if "valid" in out else wp.zeros_like(self._valid_work)
+        self._results = results
+        self._valid = valid
+        self._commit_pairs = [(_rows(work[n]), _rows(results[n])) for n in work] + [
+            (_rows(self._valid_work), _rows(valid))
+        ]
+        self._result = self._make_result()
+        self.layout = Layout(self.num_envs, dict(self._caps), self.spec.max_loop_length)
+
+    def _out_array(self, out, name, like: wp.array) -> wp.array:
+        arr = out[name]
+        if not isinstance(arr, wp.array):
+            raise TypeError(f"out[{name!r}]: expected a wp.array, got {type(arr).__name__}")
+        if arr.dtype != like.dtype or tuple(arr.shape) != tuple(like.shape):
+            raise ValueError(
+                f"out[{name!r}]: expected shape {tuple(like.shape)} dtype {like.dtype.__name__}, got "
+                f"{tuple(arr.shape)} {getattr(arr.dtype, '__name__', arr.dtype)}"
+            )
+        if wp.get_device(arr.device) != self.device or not arr.is_contiguous:
+            raise ValueError(f"out[{name!r}]: must be a contiguous array on {self.device}")
+        return arr
+
+    def _make_result(self):
+        return ProgramResult(self._results, self._valid)
+
+    # -- the generator surface ----------------------------------------------------------------
+    @property
+    def result(self):
+        """The committed layout arrays and ``valid`` ([E] int32); stable arrays, rewritten in place."""
+        return self._result
+
+    @property
+    def capturable(self) -> bool:
+        """False when a stage runs on the host (the program then refuses to be recorded)."""
+        return not self._host_stages
+
+    def prepare(self) -> None:
+        """Load every kernel by running one full regeneration (idempotent; refused under capture)."""
+        if self.prepared:
+            return
+        if is_capturing(self.device):
+            raise CaptureError(
+                "this generator was built with prepare=False and is not prepared yet; call prepare() "
+                "before recording"
+            )
+        self.prepared = True
+        self.enqueue(advance=False, mask=None)
+
+    def enqueue(self, ctx: ExecContext | None = None, *, advance: bool = False, mask: wp.array | None = None) -> None:
+        """Regenerate the courses of ``mask``'s envs (all when None) on ``ctx``'s stream.
+
+        ``advance=True`` moves those envs to their next generation (a new course); ``False``
+        rebuilds their current one (e.g. after a parameter change). Recordable: nothing here
+        allocates, syncs or reads device data on the host.
+        """
+        if mask is not None:
+            check_mask(mask, self.num_envs, self.device)
+        capturing = is_capturing(self.device)
+        if capturing and self._host_stages:
+            raise NotCapturableError(
+                f"stage(s) {self._host_stages} run on the host (capturable=False); call enqueue outside the "
+                f"capture, or register the stage with Warp kernels"
+            )
+        if capturing and not self.prepared:
+            raise CaptureError(
+                "this generator was built with prepare=False and is not prepared yet; call prepare() before recording"
+            )
+        self.prepared = True
+        stream = ctx.stream if ctx is not None and ctx.stream is not None else self.stream
+        scope = wp.ScopedStream(stream) if (stream is not None and self.device.is_cuda) else contextlib.nullcontext()
+        with scope, wp.ScopedDevice(self.device):
+            E = self.num_envs
+            mask_to_active(mask, self._active)
+            if advance:
+                wp.launch(_advance, dim=E, inputs=[self._active, self.generation])
+            wp.launch(_begin, dim=E, inputs=[self._active, self._valid_work])
+            self._params.resolve(self._active, self.seeds.seeds, self.generation)
+            for d, sctx in self._contexts:
+                d.launch(sctx)
+            for src, dst in self._commit_pairs:
+                wp.launch(_commit_rows, dim=src.shape, inputs=[self._active, src, dst])
+
+    def generate(self, seeds: Any = None) -> None:
+        """Regenerate every env now; with ``seeds``, reseed first (by the seeds' owner) and restart
+        every env at generation 0, so a seed alone determines its course."""
+        if seeds is not None:
+            if is_capturing(self.device):
+                raise CaptureError("generate(seeds=...) writes seeds from the host; call it outside the capture")
+            if self.rng is not None:
+                self.rng.set(seeds)
+            elif self.seeds.owned:
+                self.seeds.set(seeds)
+            else:
+                raise RuntimeError(
+                    "generate(seeds=...): the seeds are bound to your array and track_gen never writes it; "
+                    "write the array, then regenerate"
+                )
+            self.generation.zero_()
+        self.enqueue(advance=False, mask=None)
+
+    def outputs(self) -> dict[str, wp.array]:
+        """Every committed output by global name (plugin stages' outputs included)."""
+        return dict(self._results)
+
+    def valid_fraction(self) -> float:
+        """Fraction of envs whose current course is valid (reads back: not for a captured path)."""
+        return float(self._valid.numpy().mean())
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(family={self.spec.family!r}, num_envs={self.num_envs}, device={self.device}, "
+            f"stages={[s.name for s in self.spec.stages]})"
+        )
+
+
+def build(
+    spec: PipelineSpec,
+    *,
+    registry: StageRegistry | None = None,
+    prepare: bool = True,
+    out: Mapping[str, wp.array] | None = None,
+    seeds: Any = None,
+    stream: Any = None,
+    env_offset: int = 0,
+) -> Program:
+    """Build ``spec`` into a :class:`Program` (a :class:`TrackGenerator` / :class:`GateGenerator`
+    for the ``"track"`` / ``"gates"`` families)."""
+    from track_gen.generators.gates import GateGenerator
+    from track_gen.generators.track import TrackGenerator
+
+    cls = {"track": TrackGenerator, "gates": GateGenerator}.get(getattr(spec, "family", None), Program)
+    return cls(spec, registry=registry, prepare=prepare, out=out, seeds=seeds, stream=stream, env_offset=env_offset)

@@ -1,0 +1,100 @@
+"""PipelineSpec: a generator described as data (stages, parameters, randomizers)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+__all__ = ["StageSpec", "PipelineSpec"]
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """One step of a pipeline.
+
+    Attributes:
+        name: instance name, unique in the pipeline; it prefixes the stage's outputs and
+            parameters (``"centerline"`` → ``"centerline.xy"``, ``"centerline.size"``).
+        kind: the registered stage kind (``"track.centerline"``, ``"acme.bumps"``).
+        params: values overriding the kind's defaults, by local name.
+        inputs: local input name → global array name, overriding the kind's default sources.
+    """
+
+    name: str
+    kind: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    inputs: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    """A whole generator as data; :func:`track_gen.pipeline.build` turns it into a Program.
+
+    Attributes:
+        num_envs: E, the number of envs (one course each).
+        device: ``"cpu"`` or ``"cuda:N"``.
+        stages: the steps, in execution order.
+        family: ``"track"``, ``"gates"`` or your own label; course presets check it.
+        randomize: global parameter name → ``(lo, hi)``, drawn per env per generation.
+        max_loop_length: the longest course the pipeline can produce [m], or None when it
+            declares no bound (sizes checkpoint capacity).
+    """
+
+    num_envs: int
+    device: str
+    stages: tuple[StageSpec, ...]
+    family: str = "custom"
+    randomize: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    max_loop_length: float | None = None
+
+    def with_randomize(self, ranges: Mapping[str, tuple[float, float]]) -> "PipelineSpec":
+        """A copy that draws each named dynamic parameter uniformly in ``(lo, hi)`` per env per generation."""
+        if not isinstance(ranges, Mapping):
+            raise TypeError(f"with_randomize: expected a mapping {{name: (lo, hi)}}, got {type(ranges).__name__}")
+        merged = dict(self.randomize)
+        for name, rng in ranges.items():
+            merged[name] = _as_range(name, rng)
+        return dataclasses.replace(self, randomize=merged)
+
+    def with_params(self, values: Mapping[str, Any]) -> "PipelineSpec":
+        """A copy with construction values of parameters set by global name (``"stage.param"``)."""
+        stages = list(self.stages)
+        for name, value in values.items():
+            stage, _, local = str(name).partition(".")
+            idx = [i for i, s in enumerate(stages) if s.name == stage]
+            if not idx or not local:
+                raise KeyError(f"with_params: no stage named {stage!r} for {name!r}; stages: {[s.name for s in stages]}")
+            s = stages[idx[0]]
+            stages[idx[0]] = dataclasses.replace(s, params={**s.params, local: value})
+        return dataclasses.replace(self, stages=tuple(stages))
+
+    def stage(self, name: str) -> StageSpec:
+        for s in self.stages:
+            if s.name == name:
+                return s
+        raise KeyError(f"no stage named {name!r}; stages: {[s.name for s in self.stages]}")
+
+    def param(self, name: str, registry=None) -> Any:
+        """The construction value of a parameter (its override, else the kind's default)."""
+        from track_gen.pipeline.registry import default_registry
+
+        stage, _, local = name.partition(".")
+        spec = self.stage(stage)
+        if local in spec.params:
+            return spec.params[local]
+        defs = (registry or default_registry()).get(spec.kind).params
+        if local not in defs:
+            raise KeyError(f"stage {stage!r} ({spec.kind}) has no parameter {local!r}; it has {sorted(defs)}")
+        return defs[local].default
+
+
+def _as_range(name: str, rng: Any) -> tuple[float, float]:
+    try:
+        lo, hi = rng
+        lo, hi = float(lo), float(hi)
+    except (TypeError, ValueError):
+        raise TypeError(f"randomize[{name!r}]: expected a pair (lo, hi) of numbers, got {rng!r}") from None
+    if not lo <= hi:
+        raise ValueError(f"randomize[{name!r}]: lo={lo:g} > hi={hi:g}; pass (lo, hi) with lo <= hi")
+    return (lo, hi)
