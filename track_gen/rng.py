@@ -53,12 +53,12 @@ def _seeds_from_int(base: wp.int32, env_offset: wp.int32, seeds_out: wp.array(dt
 
 @wp.kernel
 def _next_seeds(
-    mask: wp.array(dtype=Any),
+    active: wp.array(dtype=wp.int32),
     seeds: wp.array(dtype=wp.int32),
     counter: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
-    if mask[e] == mask.dtype(0):
+    if active[e] == 0:
         return
     c = counter[e] + 1
     counter[e] = c
@@ -164,6 +164,7 @@ class PerEnvSeededRNG:
         self.env_offset = int(env_offset)
         self.seeds = wp.zeros(self.num_envs, dtype=wp.int32, device=self.device)
         self.counter = wp.zeros(self.num_envs, dtype=wp.int32, device=self.device)
+        self._active = wp.zeros(self.num_envs, dtype=wp.int32, device=self.device)
         _write_seeds(self.seeds, _seed_values(seed, self.num_envs, "seed"), self.env_offset)
 
     def set(self, values: Any) -> None:
@@ -174,19 +175,12 @@ class PerEnvSeededRNG:
 
     def next_seeds(self, mask: wp.array | None = None) -> None:
         """Replace the seeds of masked envs (all when ``mask`` is None) by fresh ones; capturable."""
-        from track_gen.exec import check_mask  # local: exec imports rng
+        from track_gen.exec import check_mask, mask_to_active
 
-        if mask is None:
-            mask = self._all
-        else:
+        if mask is not None:
             check_mask(mask, self.num_envs, self.device)
-        wp.launch(_next_seeds, dim=self.num_envs, inputs=[mask, self.seeds, self.counter], device=self.device)
-
-    @property
-    def _all(self) -> wp.array:
-        if not hasattr(self, "_ones"):
-            self._ones = wp.ones(self.num_envs, dtype=wp.int32, device=self.device)
-        return self._ones
+        mask_to_active(mask, self._active)
+        wp.launch(_next_seeds, dim=self.num_envs, inputs=[self._active, self.seeds, self.counter], device=self.device)
 
     def __repr__(self) -> str:
         return f"PerEnvSeededRNG(num_envs={self.num_envs}, device={self.device})"

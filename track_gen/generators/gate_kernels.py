@@ -12,6 +12,8 @@ CROWDED = wp.constant(2)
 TURN = wp.constant(4)
 BOUNDS = wp.constant(8)
 GROUND = wp.constant(16)
+# A sprint runs along this fraction of a loop: an open course whose ends stay apart.
+SPRINT_FRACTION = wp.constant(0.8)
 
 
 @wp.func
@@ -117,34 +119,24 @@ def layout_kernel(
     count = int(0)
     total = float(0.0)
     span = float(num_ctrl)
-    if closed == 0:
-        span = float(num_ctrl - 1)
     for attempt in range(max_attempts):
         used = attempt + 1
         st = stream_state(seeds[e], generation[e], key, attempt)
         a0 = TWO_PI * wp.randf(st)
         reverse = wp.randf(st) < 0.5
         for k in range(num_ctrl):
-            q = wp.vec2f(0.0, 0.0)
-            if closed != 0:
-                theta = a0 + TWO_PI * (float(k) + angle_jitter[e] * (2.0 * wp.randf(st) - 1.0)) / float(num_ctrl)
-                c = wp.cos(theta)
-                s = wp.sin(theta)
-                frac = radius_min[e] + (radius_max[e] - radius_min[e]) * wp.randf(st)
-                q = wp.vec2f(c, s) * (frac * inner / wp.max(wp.abs(c), wp.abs(s)))
-            else:
-                # a sprint: a meander across the square, rotated; stays in the inscribed disc
-                along = -1.0 + 2.0 * float(k) / float(num_ctrl - 1)
-                side = radius_max[e] * (2.0 * wp.randf(st) - 1.0) * 0.6
-                c = wp.cos(a0)
-                s = wp.sin(a0)
-                r = inner * 0.85 / 1.1662
-                q = wp.vec2f(c * along - s * side, s * along + c * side) * r
+            theta = a0 + TWO_PI * (float(k) + angle_jitter[e] * (2.0 * wp.randf(st) - 1.0)) / float(num_ctrl)
+            c = wp.cos(theta)
+            s = wp.sin(theta)
+            frac = radius_min[e] + (radius_max[e] - radius_min[e]) * wp.randf(st)
+            q = wp.vec2f(c, s) * (frac * inner / wp.max(wp.abs(c), wp.abs(s)))
             idx = k
             if reverse:
                 idx = num_ctrl - 1 - k
             ctrl[e, idx] = q
-        total = curve_length(ctrl, e, num_ctrl, closed, dense)
+        total = curve_length(ctrl, e, num_ctrl, 1, dense)
+        if closed == 0:
+            total = SPRINT_FRACTION * total
         count = min_gates + int(wp.randf(st) * float(max_gates - min_gates + 1))
         count = wp.min(count, max_gates)
         slots = float(count)
@@ -154,8 +146,8 @@ def layout_kernel(
             offset = 1.0
         step = total / slots
         du = span / float(dense)
-        pa = bspline(ctrl, e, num_ctrl, closed, 0.0)
-        pb = bspline(ctrl, e, num_ctrl, closed, du)
+        pa = bspline(ctrl, e, num_ctrl, 1, 0.0)
+        pb = bspline(ctrl, e, num_ctrl, 1, du)
         seg = wp.length(pb - pa)
         acc = float(0.0)
         m = int(0)
@@ -165,7 +157,7 @@ def layout_kernel(
                 acc += seg
                 m += 1
                 pa = pb
-                pb = bspline(ctrl, e, num_ctrl, closed, du * float(m + 1))
+                pb = bspline(ctrl, e, num_ctrl, 1, du * float(m + 1))
                 seg = wp.length(pb - pa)
             f = float(0.0)
             if seg > 0.0:
@@ -183,8 +175,8 @@ def layout_kernel(
         )
         if status == 0:
             break
-    p0 = bspline(ctrl, e, num_ctrl, closed, 0.0)
-    p1 = bspline(ctrl, e, num_ctrl, closed, span / float(dense))
+    p0 = bspline(ctrl, e, num_ctrl, 1, 0.0)
+    p1 = bspline(ctrl, e, num_ctrl, 1, span / float(dense))
     d0 = p1 - p0
     start_pos[e] = wp.vec3f(p0[0], p0[1], pos[e, 0][2])
     start_yaw[e] = wp.atan2(d0[1], d0[0])

@@ -1,8 +1,8 @@
 """Gate courses: gates along a smooth loop (or an open sprint), drawn per env on device.
 
 Algorithm (one thread per env, up to ``max_attempts`` draws): control points as for a band
-track (a meander across the square for a sprint), a uniform cubic B-spline through their hull,
-its length; a gate count in [min_gates, max_gates]; gates at evenly spaced arc lengths with
+track, a closed uniform cubic B-spline through their hull, its length (a sprint uses the first
+80% of the loop: an open course whose ends stay apart); a gate count in [min_gates, max_gates]; gates at evenly spaced arc lengths with
 jitter, each at a random height, its heading the curve tangent plus jitter. Validation
 (:func:`gate_kernels.gates_status`): spacing bounds, no crowding, bounded turn into and out of
 every leg, frames inside the square and above the ground. The ``gate_frames`` stage publishes

@@ -90,14 +90,25 @@ def _begin(active: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32)):
 
 
 @wp.kernel
-def _commit_rows(active: wp.array(dtype=wp.int32), src: wp.array2d(dtype=Any), dst: wp.array2d(dtype=Any)):
-    e, j = wp.tid()
-    if active[e] != 0:
+def _commit_rows(active: wp.array(dtype=wp.int32), src: wp.array2d(dtype=wp.int32), dst: wp.array2d(dtype=wp.int32)):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    for j in range(src.shape[1]):
         dst[e, j] = src[e, j]
 
 
 def _rows(arr: wp.array) -> wp.array:
-    return arr.reshape((arr.shape[0], 1)) if arr.ndim == 1 else arr
+    """View a contiguous [E, ...] array of 4-byte scalars/vectors as [E, words] int32.
+
+    The commit copies raw words with one non-generic kernel: Warp 1.17's CPU graph replay ran a
+    dtype-generic (``Any``) kernel with the wrong overload for vector dtypes (measured here:
+    vec2f rows garbled on replay, float32 rows intact), and one kernel is cheaper anyway.
+    """
+    words = arr.size * wp.types.type_size_in_bytes(arr.dtype) // 4
+    assert arr.is_contiguous and wp.types.type_size_in_bytes(arr.dtype) % 4 == 0
+    return wp.array(ptr=arr.ptr, dtype=wp.int32, shape=(arr.shape[0], words // arr.shape[0]), device=arr.device,
+                    copy=False)
 
 
 class Program:
@@ -332,7 +343,7 @@ class Program:
             for d, sctx in self._contexts:
                 d.launch(sctx)
             for src, dst in self._commit_pairs:
-                wp.launch(_commit_rows, dim=src.shape, inputs=[self._active, src, dst])
+                wp.launch(_commit_rows, dim=E, inputs=[self._active, src, dst])
 
     def generate(self, seeds: Any = None) -> None:
         """Regenerate every env now; with ``seeds``, reseed first (by the seeds' owner) and restart

@@ -1,0 +1,395 @@
+"""Top-down pictures of courses, for eyeballing a generator (not for a training loop).
+
+Everything here reads the committed result back to the host (``.numpy()``), so keep it out of
+recorded graphs and hot paths. matplotlib is imported inside the functions, and figures are
+rendered with the Agg canvas directly: importing this module never imports matplotlib, and no
+global backend is switched.
+
+- :func:`draw_track` / :func:`draw_gates` draw one env's course into a matplotlib ``Axes``.
+- :func:`contact_sheet` draws the first envs of a track and/or a gate generator into a PNG grid.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import pathlib
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+__all__ = ["draw_track", "draw_gates", "contact_sheet", "host_result"]
+
+_INVALID_COLOR = "#c0392b"
+_BAND_COLOR = "#9aa7b4"
+_LINE_COLOR = "#2c3e50"
+_START_COLOR = "#27ae60"
+
+
+# -- host copies --------------------------------------------------------------------------------
+def _to_numpy(arr: Any) -> np.ndarray:
+    return arr.numpy() if hasattr(arr, "numpy") else np.asarray(arr)
+
+
+def host_result(result: Any) -> SimpleNamespace:
+    """A host copy of a result: every field as a numpy array (one read per array).
+
+    Accepts a :class:`~track_gen.TrackResult` / :class:`~track_gen.GateResult` (or any dataclass of
+    arrays), a generator (its ``.result`` is used), or an object that is already a host copy.
+    Passing the copy to :func:`draw_track` / :func:`draw_gates` avoids reading the device once per
+    panel.
+    """
+    if isinstance(result, SimpleNamespace):
+        return result
+    if hasattr(result, "result") and not dataclasses.is_dataclass(result):
+        result = result.result
+    if not dataclasses.is_dataclass(result):
+        raise TypeError(
+            f"expected a TrackResult, a GateResult or a generator, got {type(result).__name__}"
+        )
+    return SimpleNamespace(**{f.name: _to_numpy(getattr(result, f.name)) for f in dataclasses.fields(result)})
+
+
+def _status_text(status: int, flags: Any) -> str:
+    if flags is None:
+        return f"status {status}"
+    names = [m.name for m in flags if m.value and status & m.value]
+    return "|".join(names) if names else f"status {status}"
+
+
+def _start_arrow(ax, x: float, y: float, yaw: float, length: float, zorder: int = 6) -> None:
+    ax.plot([x], [y], marker="o", ms=5, color=_START_COLOR, mec="white", mew=0.8, zorder=zorder)
+    ax.annotate(
+        "", xy=(x + length * math.cos(yaw), y + length * math.sin(yaw)), xytext=(x, y),
+        arrowprops=dict(arrowstyle="-|>", color=_START_COLOR, lw=1.6, mutation_scale=10), zorder=zorder,
+    )
+
+
+def _frame(ax, size: float | None, extent: np.ndarray, valid: bool) -> None:
+    """Square outline, equal aspect, limits, and a red frame around invalid envs."""
+    from matplotlib.patches import Rectangle
+
+    if size is not None and size > 0:
+        h = 0.5 * float(size)
+        ax.add_patch(Rectangle((-h, -h), 2 * h, 2 * h, fill=False, ls="--", lw=0.8, ec="0.55", zorder=0))
+        lim = h
+    else:
+        lim = float(np.max(np.abs(extent))) if extent.size else 1.0
+    lim = lim * 1.06 + 1e-3
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-lim, lim)
+    ax.set_aspect("equal")
+    ax.tick_params(labelsize=6, length=2)
+    for spine in ax.spines.values():
+        spine.set_color(_INVALID_COLOR if not valid else "0.6")
+        spine.set_linewidth(2.5 if not valid else 0.8)
+
+
+def _title(ax, env: int, length: float, valid: bool, status_text: str, extra: str = "") -> None:
+    text = f"env {env}  L={length:.1f} m{extra}  " + ("valid" if valid else f"INVALID [{status_text}]")
+    ax.set_title(text, fontsize=7, color=_INVALID_COLOR if not valid else "black",
+                 fontweight="bold" if not valid else "normal")
+
+
+# -- tracks -------------------------------------------------------------------------------------
+def draw_track(
+    ax,
+    result: Any,
+    env: int,
+    *,
+    show_points: bool = False,
+    size: float | None = None,
+    color_by_z: bool | None = None,
+    z_range: tuple[float, float] | None = None,
+    cmap: str = "viridis",
+    title: bool = True,
+):
+    """Draw env ``env``'s band track top-down into ``ax``.
+
+    Draws the band (filled between the edges ``xy ± half_width * normal``), the centerline, the
+    start pose (a dot and an arrow along ``start_yaw``) and, with ``size``, the square the course
+    must fit in. An invalid env gets a red band, a red frame and its failure bits in the title.
+
+    Args:
+        ax: a matplotlib ``Axes``.
+        result: a :class:`~track_gen.TrackResult`, its :func:`host_result` copy, or a generator.
+        env: the env index.
+        show_points: also mark every centerline point.
+        size: side of the square [m] to outline (e.g. ``generator.params["centerline.size"]``).
+        color_by_z: color the centerline by height; ``None`` does so when the height varies
+            (elevated tracks).
+        z_range: ``(lo, hi)`` of the height colormap (default: this env's range).
+        cmap: the height colormap.
+        title: set the panel title (env, loop length, validity).
+
+    Returns:
+        The height ``LineCollection`` when the centerline is colored by z (for a colorbar), else None.
+    """
+    from matplotlib.collections import LineCollection
+    from matplotlib.path import Path
+    from matplotlib.patches import PathPatch
+
+    from track_gen.generators.track import TrackStatus
+
+    r = host_result(result)
+    e = int(env)
+    xy = np.asarray(r.xy[e], dtype=np.float64).reshape(-1, 2)
+    hw = np.asarray(r.half_width[e], dtype=np.float64).reshape(-1)
+    nrm = np.asarray(r.normal[e], dtype=np.float64).reshape(-1, 2)
+    z = np.asarray(r.z[e], dtype=np.float64).reshape(-1) if hasattr(r, "z") else np.zeros(len(xy))
+    valid = bool(r.valid[e])
+    status = int(r.status[e]) if hasattr(r, "status") else 0
+    length = float(r.length[e]) if hasattr(r, "length") else float(np.sum(np.linalg.norm(np.diff(xy, axis=0), axis=1)))
+
+    left = xy + hw[:, None] * nrm
+    right = xy - hw[:, None] * nrm
+    # a ring: the left edge one way, the right edge the other (nonzero winding leaves the hole)
+    verts = np.concatenate([left, left[:1], right[::-1], right[-1:]])
+    codes = np.full(len(verts), Path.LINETO, dtype=np.uint8)
+    codes[0] = Path.MOVETO
+    codes[len(left)] = Path.CLOSEPOLY
+    codes[len(left) + 1] = Path.MOVETO
+    codes[-1] = Path.CLOSEPOLY
+    band_color = _BAND_COLOR if valid else "#f1a9a0"
+    ax.add_patch(PathPatch(Path(verts, codes), fc=band_color, ec="none", alpha=0.9, zorder=1))
+    edge_kw = dict(color="0.35" if valid else _INVALID_COLOR, lw=0.6, zorder=2)
+    ax.plot(*np.vstack([left, left[:1]]).T, **edge_kw)
+    ax.plot(*np.vstack([right, right[:1]]).T, **edge_kw)
+
+    loop = np.vstack([xy, xy[:1]])
+    if color_by_z is None:
+        color_by_z = bool(z.size and np.ptp(z) > 1e-6)
+    lines = None
+    if color_by_z:
+        zl = np.append(z, z[:1])
+        lo, hi = z_range if z_range is not None else (float(zl.min()), float(zl.max()))
+        if hi <= lo:
+            hi = lo + 1e-6
+        segs = np.stack([loop[:-1], loop[1:]], axis=1)
+        lines = LineCollection(segs, cmap=cmap, linewidths=1.8, zorder=3)
+        lines.set_array(0.5 * (zl[:-1] + zl[1:]))
+        lines.set_clim(lo, hi)
+        ax.add_collection(lines)
+    else:
+        ax.plot(loop[:, 0], loop[:, 1], color=_LINE_COLOR if valid else _INVALID_COLOR, lw=1.0, zorder=3)
+    if show_points:
+        ax.plot(xy[:, 0], xy[:, 1], ".", ms=2, color="black", zorder=4)
+
+    sp = np.asarray(r.start_pos[e], dtype=np.float64).reshape(-1)
+    extent = np.vstack([left, right])
+    span = size if size else float(np.ptp(extent, axis=0).max()) if extent.size else 1.0
+    _start_arrow(ax, sp[0], sp[1], float(r.start_yaw[e]), 0.1 * span)
+    _frame(ax, size, extent, valid)
+    if title:
+        zt = f"  z {z.min():.2f}..{z.max():.2f}" if color_by_z else ""
+        _title(ax, e, length, valid, _status_text(status, TrackStatus), zt)
+    return lines
+
+
+# -- gates --------------------------------------------------------------------------------------
+def draw_gates(
+    ax,
+    result: Any,
+    env: int,
+    *,
+    size: float | None = None,
+    closed: bool = True,
+    z_range: tuple[float, float] | None = None,
+    cmap: str = "plasma",
+    labels: bool = True,
+    title: bool = True,
+):
+    """Draw env ``env``'s gate course top-down into ``ax``.
+
+    Each gate is a bar of length ``width + 2 * thickness`` across its normal, colored by its
+    height, with an arrow along the normal (the direction it is passed in) and its index. A thin
+    line joins the gate centres in order (closed for a loop); the start pose is a dot and an arrow.
+    An invalid env gets a red frame and its failure bits in the title.
+
+    Args:
+        ax: a matplotlib ``Axes``.
+        result: a :class:`~track_gen.GateResult`, its :func:`host_result` copy, or a generator.
+        env: the env index.
+        size: side of the square [m] to outline (e.g. ``generator.params["gates.size"]``).
+        closed: the course is a loop (draw the leg from the last gate back to the first).
+        z_range: ``(lo, hi)`` of the height colormap (default: this env's gate heights).
+        cmap: the height colormap.
+        labels: write each gate's index next to it.
+        title: set the panel title (env, path length, gate count, validity).
+
+    Returns:
+        The ``LineCollection`` of gate bars (for a colorbar of the heights).
+    """
+    from matplotlib.collections import LineCollection
+
+    from track_gen.generators.gates import GateStatus
+
+    r = host_result(result)
+    e = int(env)
+    count = int(r.count[e])
+    pos = np.asarray(r.pos[e], dtype=np.float64).reshape(-1, 3)[:count]
+    nrm = np.asarray(r.normal[e], dtype=np.float64).reshape(-1, 3)[:count, :2]
+    width = float(r.width[e])
+    thick = float(r.thickness[e])
+    valid = bool(r.valid[e])
+    status = int(r.status[e]) if hasattr(r, "status") else 0
+
+    bar = 0.5 * width + thick
+    tang = np.stack([-nrm[:, 1], nrm[:, 0]], axis=1)
+    centers = pos[:, :2]
+    span = size if size else (float(np.ptp(centers, axis=0).max()) + 2 * bar if count else 1.0)
+    arrow = max(0.6 * bar, 0.06 * span)
+
+    if count:
+        path = np.vstack([centers, centers[:1]]) if (closed and count > 2) else centers
+        ax.plot(path[:, 0], path[:, 1], lw=0.7, ls="-", color="0.55" if valid else _INVALID_COLOR, zorder=1)
+    segs = np.stack([centers - bar * tang, centers + bar * tang], axis=1) if count else np.zeros((0, 2, 2))
+    lo, hi = z_range if z_range is not None else ((float(pos[:, 2].min()), float(pos[:, 2].max())) if count else (0, 1))
+    if hi <= lo:
+        hi = lo + 1e-6
+    bars = LineCollection(segs, cmap=cmap, linewidths=3.0, capstyle="butt", zorder=3)
+    bars.set_array(pos[:, 2] if count else np.zeros(0))
+    bars.set_clim(lo, hi)
+    ax.add_collection(bars)
+    if count:
+        ax.quiver(
+            centers[:, 0], centers[:, 1], arrow * nrm[:, 0], arrow * nrm[:, 1], angles="xy", scale_units="xy",
+            scale=1.0, width=0.006, headwidth=4, headlength=4, headaxislength=3.5, color=_LINE_COLOR, zorder=4,
+        )
+    if labels:
+        for k in range(count):
+            off = centers[k] - 0.9 * arrow * nrm[k] + 0.35 * arrow * tang[k]
+            ax.text(off[0], off[1], str(k), fontsize=6, ha="center", va="center", color="black", zorder=5)
+
+    sp = np.asarray(r.start_pos[e], dtype=np.float64).reshape(-1)
+    _start_arrow(ax, sp[0], sp[1], float(r.start_yaw[e]), 0.1 * span)
+    extent = np.vstack([centers - bar, centers + bar, sp[None, :2]]) if count else sp[None, :2]
+    _frame(ax, size, extent, valid)
+    if title:
+        _title(ax, e, float(r.length[e]), valid, _status_text(status, GateStatus), f"  {count} gates")
+    return bars
+
+
+# -- contact sheet ------------------------------------------------------------------------------
+def _param(gen: Any, name: str, num: int) -> np.ndarray | None:
+    """Per-env values of a parameter for the first ``num`` envs (None when it has none)."""
+    params = getattr(gen, "params", None)
+    if params is None:
+        return None
+    try:
+        base = float(params[name])
+    except KeyError:
+        return None
+    values = np.full(num, base)
+    randomizers = getattr(gen, "randomizers", None)
+    if randomizers is not None and name in randomizers:
+        table = getattr(gen, "_params", None)
+        try:  # the values this generation drew; fall back to the widest range
+            values = table.values_of(name).numpy()[:num].astype(np.float64)
+        except Exception:
+            values = np.full(num, float(randomizers[name][1]))
+    return values
+
+
+def _colorbar(fig, mappable, axes, label: str) -> None:
+    cb = fig.colorbar(mappable, ax=list(axes.flat), shrink=0.8, pad=0.01, aspect=30)
+    cb.set_label(label, fontsize=7)
+    cb.ax.tick_params(labelsize=6)
+
+
+def _grid_rows(n: int, cols: int) -> int:
+    return (n + cols - 1) // cols if n else 0
+
+
+def contact_sheet(
+    track_gen: Any = None,
+    gate_gen: Any = None,
+    path: str | pathlib.Path = "out/courses.png",
+    *,
+    envs: int = 8,
+    cols: int = 4,
+    title: str | None = None,
+) -> pathlib.Path:
+    """Draw the first ``envs`` envs of each generator given into one PNG grid and return its path.
+
+    Track panels come first (row-major), then gate panels on rows of their own. Every panel has
+    equal aspect, the env's square, and a title with the env index, course length and validity.
+    Elevated tracks color the centerline by height and gates are colored by height, each on a
+    scale shared by all panels of its generator.
+
+    Args:
+        track_gen: a :class:`~track_gen.TrackGenerator` (or its result), or None.
+        gate_gen: a :class:`~track_gen.GateGenerator` (or its result), or None.
+        path: where to write the PNG (parent folders are created).
+        envs: how many envs of each generator to draw (at most its ``num_envs``).
+        cols: panels per row.
+        title: the figure title (default: generator kinds and env counts).
+
+    Returns:
+        The path of the PNG written.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    if track_gen is None and gate_gen is None:
+        raise ValueError("contact_sheet: pass a track generator, a gate generator, or both")
+    if isinstance(envs, bool) or not isinstance(envs, int) or envs < 1:
+        raise ValueError(f"envs: expected an int >= 1, got {envs!r}")
+    if isinstance(cols, bool) or not isinstance(cols, int) or cols < 1:
+        raise ValueError(f"cols: expected an int >= 1, got {cols!r}")
+
+    tr = host_result(track_gen) if track_gen is not None else None
+    gr = host_result(gate_gen) if gate_gen is not None else None
+    nt = min(envs, len(tr.valid)) if tr is not None else 0
+    ng = min(envs, len(gr.valid)) if gr is not None else 0
+    cols = max(1, min(cols, max(nt, ng)))
+    rt, rg = _grid_rows(nt, cols), _grid_rows(ng, cols)
+
+    panel = 2.7
+    fig = Figure(figsize=(cols * panel, (rt + rg) * panel + 0.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rt + rg, cols, squeeze=False)
+    for ax in axes.flat:
+        ax.set_visible(False)
+
+    if tr is not None:
+        sizes = _param(track_gen, "centerline.size", nt)
+        z = np.asarray(tr.z[:nt], dtype=np.float64)
+        elevated = bool(np.ptp(z) > 1e-6)
+        z_range = (float(z.min()), float(z.max())) if elevated else None
+        for i in range(nt):
+            ax = axes[i // cols, i % cols]
+            ax.set_visible(True)
+            lines = draw_track(ax, tr, i, size=None if sizes is None else float(sizes[i]), color_by_z=elevated,
+                               z_range=z_range)
+        if elevated and lines is not None:
+            _colorbar(fig, lines, axes[:rt], "track height [m]")
+    if gr is not None:
+        sizes = _param(gate_gen, "gates.size", ng)
+        closed_val = _param(gate_gen, "gates.closed", 1)
+        closed = True if closed_val is None else bool(closed_val[0])
+        counts = np.asarray(gr.count[:ng])
+        heights = np.concatenate([np.asarray(gr.pos[i])[: int(counts[i]), 2] for i in range(ng)] or [np.zeros(0)])
+        z_range = (float(heights.min()), float(heights.max())) if heights.size else None
+        for i in range(ng):
+            ax = axes[rt + i // cols, i % cols]
+            ax.set_visible(True)
+            bars = draw_gates(ax, gr, i, size=None if sizes is None else float(sizes[i]), closed=closed,
+                              z_range=z_range)
+        if ng:
+            _colorbar(fig, bars, axes[rt:], "gate height [m]")
+
+    if title is None:
+        parts = []
+        if tr is not None:
+            parts.append(f"band tracks: {int(np.sum(tr.valid[:nt]))}/{nt} valid")
+        if gr is not None:
+            parts.append(f"gate courses ({'loop' if closed else 'sprint'}): {int(np.sum(gr.valid[:ng]))}/{ng} valid")
+        title = "   |   ".join(parts)
+    fig.suptitle(title, fontsize=9)
+
+    out = pathlib.Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110, format="png")
+    return out
