@@ -125,7 +125,7 @@ PARAM_CASES = [
     ("centerline.size", float("inf"), ValueError, "finite"),
     ("centerline.size", True, TypeError, "expected a number"),
     ("centerline.radius_min", 1.0 + 1e-3, ValueError, "outside"),
-    ("centerline.radius_max", 0.2, ValueError, "radius_min=0.5 exceeds centerline.radius_max=0.2"),
+    ("centerline.radius_max", 0.2, ValueError, "radius_min=0.35 exceeds centerline.radius_max=0.2"),
 ]
 
 

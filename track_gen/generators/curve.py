@@ -65,6 +65,28 @@ def curve_length(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, closed: i
 
 
 @wp.func
+def closed_length_and_min_radius(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, samples: int) -> wp.vec2f:
+    """(length, smallest discrete turn radius) of a closed curve's dense polyline, in one pass."""
+    span = float(count)
+    p_prev = bspline(ctrl, e, count, 1, span * float(samples - 1) / float(samples))
+    p = bspline(ctrl, e, count, 1, 0.0)
+    total = float(0.0)
+    min_r = float(1.0e30)
+    for j in range(1, samples + 1):
+        q = bspline(ctrl, e, count, 1, span * float(j) / float(samples))
+        a = p - p_prev
+        b = q - p
+        lb = wp.length(b)
+        total += lb
+        ang = wp.abs(wp.atan2(a[0] * b[1] - a[1] * b[0], wp.dot(a, b)))
+        if ang > 0.0:
+            min_r = wp.min(min_r, 0.5 * (wp.length(a) + lb) / ang)
+        p_prev = p
+        p = q
+    return wp.vec2f(total, min_r)
+
+
+@wp.func
 def wrap_angle(a: float) -> float:
     """Wrap an angle to [-pi, pi)."""
     return a - TWO_PI * wp.floor((a + 3.141592653589793) / TWO_PI)

@@ -54,16 +54,16 @@ def _pos(default, doc, **kw):
 
 CENTERLINE_PARAMS = {
     "size": _pos(10.0, "side of the square the track fits in [m]"),
-    "radius_min": ParamSpec(0.5, lo=0.0, hi=1.0, doc="smallest control-point radius, fraction of the largest"),
+    "radius_min": ParamSpec(0.35, lo=0.0, hi=1.0, doc="smallest control-point radius, fraction of the largest"),
     "radius_max": ParamSpec(1.0, lo=0.0, hi=1.0, lo_open=True, doc="largest control-point radius, fraction"),
     "angle_jitter": ParamSpec(0.3, lo=0.0, hi=0.5, hi_open=True, doc="control-point angle jitter, fraction of a slot"),
     "half_width": _pos(0.4, "band half width [m]"),
     "half_width_variation": ParamSpec(0.0, lo=0.0, hi=0.9, doc="relative half-width variation along the loop"),
-    "min_turn_radius": ParamSpec(0.6, lo=0.0, doc="smallest turn radius [m] (never below the half width)"),
+    "min_turn_radius": ParamSpec(0.5, lo=0.0, doc="smallest turn radius [m] (never below the half width)"),
     "clearance": ParamSpec(0.1, lo=0.0, doc="gap kept between non-adjacent parts of the band [m]"),
     "min_length": ParamSpec(10.0, lo=0.0, doc="shortest loop [m]"),
     "max_length": _pos(40.0, "longest loop [m]; sizes checkpoint capacity", static=True),
-    "control_points": ParamSpec(8, lo=4, hi=64, static=True, integer=True, doc="control points per loop"),
+    "control_points": ParamSpec(9, lo=4, hi=64, static=True, integer=True, doc="control points per loop"),
     "num_points": ParamSpec(256, lo=16, hi=8192, static=True, integer=True, doc="centerline points"),
     "max_attempts": ParamSpec(16, lo=1, hi=1024, static=True, integer=True, doc="draws per env before valid=0"),
 }
@@ -168,13 +168,13 @@ class TrackGenConfig:
     device: str = "cpu"
     size: float = 10.0
     num_points: int = 256
-    control_points: int = 8
-    radius_min: float = 0.5
+    control_points: int = 9
+    radius_min: float = 0.35
     radius_max: float = 1.0
     angle_jitter: float = 0.3
     half_width: float = 0.4
     half_width_variation: float = 0.0
-    min_turn_radius: float = 0.6
+    min_turn_radius: float = 0.5
     clearance: float = 0.1
     min_length: float = 10.0
     max_length: float = 40.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from track_gen.generators.curve import TWO_PI, bspline, curve_length, knot_curvature, seg_seg_dist
+from track_gen.generators.curve import TWO_PI, bspline, closed_length_and_min_radius, knot_curvature, seg_seg_dist
 from track_gen.rng import stream_state
 
 # Failure bits of ``centerline.status`` (see track_gen.generators.track.TrackStatus).
@@ -17,6 +17,9 @@ GROUND = wp.constant(32)
 GRADE = wp.constant(64)
 CHUNK = wp.constant(16)
 PI = wp.constant(3.141592653589793)
+# A draw whose dense spline has a turn radius below this fraction of the required one is
+# redrawn before resampling (it would fail the exact TURN check anyway).
+EARLY_REJECT = wp.constant(0.9)
 
 
 @wp.func
@@ -183,7 +186,13 @@ def centerline_kernel(
             if kc < kmin:
                 kmin = kc
                 kbest = k
-        total = curve_length(ctrl, e, num_ctrl, 1, dense)
+        # one pass over the dense curve: its length, and an early reject of draws whose spline
+        # clearly turns tighter than allowed (the exact check on the resampled line still decides)
+        lr = closed_length_and_min_radius(ctrl, e, num_ctrl, dense)
+        total = lr[0]
+        if attempt < max_attempts - 1 and lr[1] < EARLY_REJECT * wp.max(min_turn_radius[e], w0 * (1.0 + var)):
+            status = TURN
+            continue
         per_span = dense / num_ctrl
         j0 = kbest * per_span
         du = float(num_ctrl) / float(dense)
