@@ -134,3 +134,26 @@ def test_spec_param_reads_defaults_and_overrides():
 def test_build_returns_the_family_class():
     assert type(build(presets.track(4, "cpu"))) is tg.TrackGenerator
     assert type(build(presets.gates(4, "cpu", gate_width=1.0))) is tg.GateGenerator
+
+
+def test_track_from_points_follows_the_drawn_polygon():
+    E, K = 4, 12
+    g = tg.TrackGenerator(presets.track_from_points(E, "cpu", control_points=K), seeds=0)
+    assert list(g.input_info) == ["centerline.points"]
+    assert (g.result.valid.numpy() == 0).all()  # nothing drawn yet: a degenerate course, flagged
+    with wp.ScopedCapture(device="cpu") as cap:
+        g.enqueue()
+    ang = np.linspace(0, 2 * np.pi, K, endpoint=False)
+    radius = np.array([3.0, 3.5, 4.0, 0.2])[:, None]  # the last one is far too small to be valid
+    pts = np.stack([radius * np.cos(ang), radius * np.sin(ang)], -1).astype(np.float32)
+    g.inputs["centerline.points"].assign(pts)
+    wp.capture_launch(cap.graph)
+    valid = g.result.valid.numpy()
+    assert valid.tolist() == [1, 1, 1, 0]
+    assert g.result.status.numpy()[3] & tg.TrackStatus.LENGTH
+    r = np.linalg.norm(g.result.xy.numpy()[:3], axis=-1)
+    # a B-spline through a regular polygon of radius R stays between its apothem-ish and R
+    assert (r <= radius[:3] + 1e-4).all() and (r >= 0.9 * radius[:3]).all()
+    np.testing.assert_allclose(g.result.length.numpy()[:3], 2 * np.pi * radius[:3, 0], rtol=0.05)
+    with pytest.raises(TypeError, match="does not apply"):
+        presets.track_from_points(E, "cpu", radius_min=0.2)

@@ -75,17 +75,19 @@ ELEVATION_PARAMS = {
 }
 
 
-def _launch_centerline(ctx):
+def _launch_centerline(ctx, use_points: bool = False):
     st = ctx.static
     n, k = st["num_points"], st["control_points"]
+    points = ctx.input("points") if use_points else ctx.output("control")
+    shape = ("size", "size", "size") if use_points else ("radius_min", "radius_max", "angle_jitter")  # unused if drawn
     dense = k * max(2, math.ceil(2 * n / k))
     p = ctx.param
     wp.launch(
         K.centerline_kernel, dim=ctx.num_envs,
         inputs=[
-            ctx.active, ctx.seeds, ctx.generation, ctx.key, p("size"), p("radius_min"), p("radius_max"),
-            p("angle_jitter"), p("half_width"), p("half_width_variation"), p("min_turn_radius"), p("clearance"),
-            p("min_length"), float(st["max_length"]), k, n, dense, st["max_attempts"],
+            ctx.active, ctx.seeds, ctx.generation, ctx.key, p("size"), *(p(n) for n in shape), p("half_width"), p("half_width_variation"), p("min_turn_radius"), p("clearance"),
+            p("min_length"), float(st["max_length"]), k, n, dense, 1 if use_points else st["max_attempts"],
+            points, int(use_points),
         ],
         outputs=[ctx.output("control"), ctx.output("xy"), ctx.output("half_width"), ctx.output("attempts"),
                  ctx.output("status"), ctx.valid],
@@ -115,18 +117,29 @@ def _launch_elevation(ctx):
 
 PTS = ("env", "points")
 
+_CENTERLINE_OUTPUTS = {
+    "control": ArraySpec(wp.vec2f, ("env", "control_points"), doc="control points of the accepted draw [m]"),
+    "xy": ArraySpec(wp.vec2f, PTS, doc="centerline, evenly spaced, point 0 on the start line [m]"),
+    "half_width": ArraySpec(wp.float32, PTS, doc="band half width at each point [m]"),
+    "attempts": ArraySpec(wp.int32, doc="draws used"),
+    "status": ArraySpec(wp.int32, doc="TrackStatus bits of the last draw (0: valid)"),
+}
+
 
 def register_track_stages(registry) -> None:
     registry.register(
         "track.centerline", _launch_centerline, params=CENTERLINE_PARAMS, _builtin=True,
         capacities=lambda s: {"points": s["num_points"], "control_points": s["control_points"]},
-        outputs={
-            "control": ArraySpec(wp.vec2f, ("env", "control_points"), doc="control points of the accepted draw [m]"),
-            "xy": ArraySpec(wp.vec2f, PTS, doc="centerline, evenly spaced, point 0 on the start line [m]"),
-            "half_width": ArraySpec(wp.float32, PTS, doc="band half width at each point [m]"),
-            "attempts": ArraySpec(wp.int32, doc="draws used"),
-            "status": ArraySpec(wp.int32, doc="TrackStatus bits of the last draw (0: valid)"),
-        },
+        outputs=_CENTERLINE_OUTPUTS,
+    )
+    drawn_params = {n: p for n, p in CENTERLINE_PARAMS.items() if n not in ("radius_min", "radius_max",
+                                                                            "angle_jitter", "max_attempts")}
+    registry.register(
+        "track.from_points", lambda ctx: _launch_centerline(ctx, use_points=True), params=drawn_params,
+        _builtin=True, capacities=lambda s: {"points": s["num_points"], "control_points": s["control_points"]},
+        inputs={"points": ArraySpec(wp.vec2f, ("env", "control_points"),
+                                    doc="your control points, in order around the loop [m]; written in place")},
+        outputs={n: a for n, a in _CENTERLINE_OUTPUTS.items()},
     )
     registry.register(
         "track.band", _launch_band, _builtin=True,

@@ -144,6 +144,8 @@ def centerline_kernel(
     num_points: int,
     dense: int,
     max_attempts: int,
+    points: wp.array2d(dtype=wp.vec2f),
+    use_points: int,
     # outputs
     ctrl: wp.array2d(dtype=wp.vec2f),
     xy: wp.array2d(dtype=wp.vec2f),
@@ -167,6 +169,9 @@ def centerline_kernel(
         a0 = TWO_PI * wp.randf(st)
         reverse = wp.randf(st) < 0.5
         for k in range(num_ctrl):
+            if use_points != 0:
+                ctrl[e, k] = points[e, k]
+                continue
             theta = a0 + TWO_PI * (float(k) + angle_jitter[e] * (2.0 * wp.randf(st) - 1.0)) / float(num_ctrl)
             c = wp.cos(theta)
             s = wp.sin(theta)
@@ -183,14 +188,14 @@ def centerline_kernel(
         kmin = float(1.0e30)
         for k in range(num_ctrl):
             kc = knot_curvature(ctrl, e, num_ctrl, k)
-            if kc < kmin:
+            if kc < kmin and use_points == 0:
                 kmin = kc
                 kbest = k
         # one pass over the dense curve: its length, and an early reject of draws whose spline
         # clearly turns tighter than allowed (the exact check on the resampled line still decides)
         lr = closed_length_and_min_radius(ctrl, e, num_ctrl, dense)
         total = lr[0]
-        if attempt < max_attempts - 1 and lr[1] < EARLY_REJECT * wp.max(min_turn_radius[e], w0 * (1.0 + var)):
+        if attempt < max_attempts - 1 and use_points == 0 and lr[1] < EARLY_REJECT * wp.max(min_turn_radius[e], w0 * (1.0 + var)):
             status = TURN
             continue
         per_span = dense / num_ctrl
