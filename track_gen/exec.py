@@ -79,3 +79,43 @@ def mask_to_active(mask: wp.array | None, active: wp.array) -> None:
         active.fill_(1)
     else:
         wp.launch(_TO_ACTIVE[mask.dtype], dim=active.shape[0], inputs=[mask, active], device=active.device)
+
+
+# -- conditional execution ----------------------------------------------------------------------
+import contextlib as _contextlib
+import contextvars as _contextvars
+
+_UNCONDITIONAL = _contextvars.ContextVar("track_gen_unconditional", default=False)
+
+
+@_contextlib.contextmanager
+def unconditional():
+    """Record masked regenerations without a conditional node inside this block.
+
+    The body then runs in full even when the mask is all zero (still an exact identity). Use it
+    when the graph you record must be added as a CUDA child graph, or when a side stream forked
+    in your capture is not joined yet at ``regenerate(mask=...)``.
+    """
+    token = _UNCONDITIONAL.set(True)
+    try:
+        yield
+    finally:
+        _UNCONDITIONAL.reset(token)
+
+
+def conditional_enabled() -> bool:
+    """False inside :func:`unconditional`."""
+    return not _UNCONDITIONAL.get()
+
+
+@wp.kernel
+def _any_set(active: wp.array(dtype=wp.int32), flag: wp.array(dtype=wp.int32)):
+    e = wp.tid()
+    if active[e] != 0:
+        wp.atomic_max(flag, 0, 1)
+
+
+def any_set(active: wp.array, flag: wp.array) -> None:
+    """``flag[0] = 1`` if any entry of the int32 ``active`` array is nonzero, else 0 (on device)."""
+    flag.zero_()
+    wp.launch(_any_set, dim=active.shape[0], inputs=[active, flag], device=active.device)

@@ -52,8 +52,9 @@ def host_result(result: Any) -> SimpleNamespace:
 
 
 def _status_text(status: int, flags: Any) -> str:
-    if flags is None:
-        return f"status {status}"
+    """Failure bits as ``"BOUNDS|OVERLAP"`` ("" when none is set)."""
+    if not status:
+        return ""
     names = [m.name for m in flags if m.value and status & m.value]
     return "|".join(names) if names else f"status {status}"
 
@@ -70,12 +71,11 @@ def _frame(ax, size: float | None, extent: np.ndarray, valid: bool) -> None:
     """Square outline, equal aspect, limits, and a red frame around invalid envs."""
     from matplotlib.patches import Rectangle
 
+    lim = float(np.max(np.abs(extent))) if extent.size else 1.0
     if size is not None and size > 0:
         h = 0.5 * float(size)
         ax.add_patch(Rectangle((-h, -h), 2 * h, 2 * h, fill=False, ls="--", lw=0.8, ec="0.55", zorder=0))
-        lim = h
-    else:
-        lim = float(np.max(np.abs(extent))) if extent.size else 1.0
+        lim = max(lim, h)  # a course leaving its square (BOUNDS) stays in view
     lim = lim * 1.06 + 1e-3
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-lim, lim)
@@ -87,7 +87,8 @@ def _frame(ax, size: float | None, extent: np.ndarray, valid: bool) -> None:
 
 
 def _title(ax, env: int, length: float, valid: bool, status_text: str, extra: str = "") -> None:
-    text = f"env {env}  L={length:.1f} m{extra}  " + ("valid" if valid else f"INVALID [{status_text}]")
+    text = f"env {env}  L={length:.1f} m{extra}\n" + (
+        "valid" if valid else "INVALID" + (f" [{status_text}]" if status_text else ""))
     ax.set_title(text, fontsize=7, color=_INVALID_COLOR if not valid else "black",
                  fontweight="bold" if not valid else "normal")
 

@@ -171,3 +171,25 @@ def test_bad_mask_changes_nothing(request, family, make_mask, exc, match):
     with pytest.raises(exc, match=match):
         gen.enqueue(advance=True, mask=make_mask())
     unchanged(gen, before)
+
+
+def test_param_writes_are_refused_while_recording(track):
+    before = snapshot(track)
+    with wp.ScopedCapture(device="cpu"):
+        with pytest.raises(tg.CaptureError, match="between replays"):
+            track.params["centerline.size"] = 12.0
+        with pytest.raises(tg.CaptureError, match="between replays"):
+            track.randomizers["centerline.size"] = (8.0, 12.0)
+    unchanged(track, before)
+
+
+def test_zero_gate_width_is_an_invalid_course():
+    g = tg.GateGenerator(presets.gates(E, "cpu"), seeds=1)  # gate_width defaults to 0
+    assert (g.result.valid.numpy() == 0).all()
+    assert (g.result.status.numpy() & tg.GateStatus.OPENING).all()
+
+
+def test_elevated_status_carries_the_ground_bit():
+    g = tg.TrackGenerator(presets.track(E, "cpu", elevated=True, base_height=0.05), seeds=1)
+    assert (g.result.valid.numpy() == 0).all()
+    assert (g.result.status.numpy() & tg.TrackStatus.GROUND).all()

@@ -279,3 +279,12 @@ def test_out_arrays_receive_the_commit():
         build(presets.track(E, "cpu"), out={"centerline.xy": wp.zeros((E, 3), dtype=wp.vec2f)})
     with pytest.raises(KeyError, match="unknown output"):
         build(presets.track(E, "cpu"), out={"nope": xy})
+
+
+def test_param_values_are_the_per_env_draws():
+    g = tg.TrackGenerator(presets.track(E, "cpu").with_randomize({"centerline.size": (8.0, 12.0)}), seeds=2)
+    size = g.param_values("centerline.size").numpy()
+    assert ((size >= 8.0) & (size <= 12.0)).all() and np.unique(size).size == E
+    xy = np.abs(g.result.xy.numpy()).max(axis=(1, 2))
+    assert (xy <= size / 2).all()
+    assert make("gates").result.closed and not make("gates", closed=False).result.closed

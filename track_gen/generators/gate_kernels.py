@@ -12,6 +12,7 @@ CROWDED = wp.constant(2)
 TURN = wp.constant(4)
 BOUNDS = wp.constant(8)
 GROUND = wp.constant(16)
+OPENING = wp.constant(32)
 # A sprint runs along this fraction of a loop: an open course whose ends stay apart.
 SPRINT_FRACTION = wp.constant(0.8)
 
@@ -41,6 +42,8 @@ def gates_status(
     every pair at least max(min_spacing, 2 * outer_half) apart; each leg leaves its gate and enters
     the next within max_turn of their headings; frames inside the square and above the ground."""
     status = int(0)
+    if outer_half <= 0.0 or bottom <= 0.0:
+        status = status | OPENING
     half = size * 0.5
     legs = count - 1
     if closed != 0:
@@ -112,7 +115,9 @@ def layout_kernel(
     if gh <= 0.0:
         gh = gate_width[e]
     outer_half = 0.5 * gate_width[e] + thickness[e]
-    inner = half - outer_half
+    if gate_width[e] <= 0.0:
+        outer_half = 0.0  # flags OPENING: a gate with no opening can never be passed
+    inner = half - wp.max(outer_half, 0.5 * gate_width[e] + thickness[e])
     bottom = 0.5 * gh + thickness[e]
     status = int(0)
     used = int(0)

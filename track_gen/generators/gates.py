@@ -5,7 +5,7 @@ track, a closed uniform cubic B-spline through their hull, its length (a sprint 
 80% of the loop: an open course whose ends stay apart); a gate count in [min_gates, max_gates]; gates at evenly spaced arc lengths with
 jitter, each at a random height, its heading the curve tangent plus jitter. Validation
 (:func:`gate_kernels.gates_status`): spacing bounds, no crowding, bounded turn into and out of
-every leg, frames inside the square and above the ground. The ``gate_frames`` stage publishes
+every leg, frames inside the square and above the ground, an opening wider than 0. The ``gate_frames`` stage publishes
 the frame dimensions per env (dynamic, randomizable) and each gate's normal.
 """
 
@@ -36,6 +36,7 @@ class GateStatus(enum.IntFlag):
     TURN = 4
     BOUNDS = 8
     GROUND = 16
+    OPENING = 32
 
 
 LAYOUT_PARAMS = {
@@ -205,6 +206,8 @@ class GateResult:
     """[E] int32 :class:`GateStatus` bits of the kept draw."""
     valid: wp.array
     """[E] int32, 1 when every constraint holds."""
+    closed: bool = True
+    """True for loops, False for open sprints (static)."""
 
 
 _ORDERED = (
@@ -248,4 +251,5 @@ class GateGenerator(Program):
             width=r["gate_frames.width"], height=r["gate_frames.height"], thickness=r["gate_frames.thickness"],
             length=r["gates.length"], start_pos=r["gates.start_pos"], start_yaw=r["gates.start_yaw"],
             attempts=r["gates.attempts"], status=r["gates.status"], valid=self._valid,
+            closed=bool(self.params["gates.closed"]),
         )

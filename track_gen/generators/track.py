@@ -109,7 +109,7 @@ def _launch_elevation(ctx):
     wp.launch(
         K.elevation_kernel, dim=ctx.num_envs,
         inputs=[ctx.active, ctx.seeds, ctx.generation, ctx.key, ctx.input("xy"), ctx.input("s"), ctx.input("length"),
-                p("base_height"), p("amplitude"), p("max_grade"), ctx.capacity("points")],
+                p("base_height"), p("amplitude"), p("max_grade"), ctx.capacity("points"), ctx.input("status")],
         outputs=[ctx.output("z"), ctx.output("start_pos"), ctx.output("status"), ctx.valid],
         device=ctx.device,
     )
@@ -160,11 +160,12 @@ def register_track_stages(registry) -> None:
             "xy": ArraySpec(wp.vec2f, PTS, source="centerline.xy"),
             "s": ArraySpec(wp.float32, PTS, source="band.s"),
             "length": ArraySpec(wp.float32, source="band.length"),
+            "status": ArraySpec(wp.int32, source="centerline.status"),
         },
         outputs={
             "z": ArraySpec(wp.float32, PTS, doc="centerline height [m]"),
             "start_pos": ArraySpec(wp.vec3f, doc="start position with its height [m]"),
-            "status": ArraySpec(wp.int32, doc="TrackStatus bits (GROUND, GRADE)"),
+            "status": ArraySpec(wp.int32, doc="TrackStatus bits: the centerline's plus GROUND, GRADE"),
         },
     )
 
@@ -304,7 +305,7 @@ class TrackGenerator(Program):
             z = r["elevation.z"]
         else:
             z = wp.zeros_like(r["centerline.half_width"])
-        status = r["centerline.status"]
+        status = r["elevation.status"] if elevated else r["centerline.status"]
         return TrackResult(
             xy=r["centerline.xy"], z=z, half_width=r["centerline.half_width"], tangent=r["band.tangent"],
             normal=r["band.normal"], s=r["band.s"], curvature=r["band.curvature"], length=r["band.length"],

@@ -286,6 +286,7 @@ def elevation_kernel(
     amplitude: wp.array(dtype=wp.float32),
     max_grade: wp.array(dtype=wp.float32),
     num_points: int,
+    status_in: wp.array(dtype=wp.int32),
     z: wp.array2d(dtype=wp.float32),
     start_pos: wp.array(dtype=wp.vec3f),
     status_out: wp.array(dtype=wp.int32),
@@ -307,7 +308,7 @@ def elevation_kernel(
     for i in range(n):
         x = TWO_PI * s[e, i] / wp.max(total, 1.0e-6)
         z[e, i] = base_height[e] + a1 * wp.sin(x + f1) + a2 * wp.sin(2.0 * x + f2) + a3 * wp.sin(3.0 * x + f3)
-    status = int(0)
+    status = status_in[e]
     for i in range(n):
         ip = (i + 1) % n
         if z[e, i] < 0.0:

@@ -14,6 +14,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 import warp as wp
 
+from track_gen.capture import refuse_under_capture
 from track_gen.pipeline.registry import ParamSpec
 from track_gen.rng import name_key, stream_state
 
@@ -99,10 +100,13 @@ class ParamTable:
         )
 
     def set_base(self, name: str, value: float) -> None:
+        refuse_under_capture(self.device, f"setting {name}", "a recorded write would restore the old value at "
+                             "every replay; set parameters between replays")
         wp.launch(_set_entry, dim=1, inputs=[self.base, self.index[name], float(value)], device=self.device)
         self._base[name] = float(value)
 
     def set_range(self, name: str, rng: tuple[float, float] | None) -> None:
+        refuse_under_capture(self.device, f"randomizing {name}", "set randomizers between replays")
         i = self.index[name]
         if rng is None:
             wp.launch(_set_flag, dim=1, inputs=[self.on, i, 0], device=self.device)

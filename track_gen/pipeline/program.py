@@ -363,6 +363,11 @@ class Program:
             self.generation.zero_()
         self.enqueue(advance=False, mask=None)
 
+    def param_values(self, name: str) -> wp.array:
+        """The per-env values ([E] float32) of a dynamic parameter used by each env's current course
+        (the base value, or its draw when randomized). A stable array, rewritten by regenerations."""
+        return self._params.values_of(name)
+
     def outputs(self) -> dict[str, wp.array]:
         """Every committed output by global name (plugin stages' outputs included)."""
         return dict(self._results)

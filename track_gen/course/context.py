@@ -1,0 +1,94 @@
+"""ComponentContext: how a course attaches components and what their hooks see."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from track_gen.exec import ExecContext
+from track_gen.tools.component import InputSpec
+
+__all__ = ["ComponentContext"]
+
+
+class ComponentContext:
+    """The construction-time registry of a course, then the context every hook receives.
+
+    Attributes: ``course``, ``generator``, ``layout``, ``num_envs``, ``device``, ``stream``,
+    ``family`` (the generator's family, e.g. ``"track"``), ``exec`` (an
+    :class:`~track_gen.exec.ExecContext` for ``generator.enqueue``).
+    """
+
+    def __init__(self, course, generator):
+        self.course = course
+        self.generator = generator
+        self.layout = generator.layout
+        self.num_envs = int(generator.layout.num_envs)
+        self.device = generator.device
+        self.family = getattr(generator, "family", "custom")
+        self._components: dict[str, Any] = {}
+        self._inputs: dict[str, tuple[InputSpec, str]] = {}
+
+    @property
+    def stream(self):
+        return self.course.stream
+
+    @property
+    def exec(self) -> ExecContext:
+        return ExecContext(self.device, self.course.stream)
+
+    @property
+    def result(self):
+        """The generator's committed layout (stable arrays)."""
+        return self.generator.result
+
+    def component(self, name: str):
+        """An already-added component by name (declare it in ``requires`` / ``optional``)."""
+        try:
+            return self._components[name]
+        except KeyError:
+            raise KeyError(
+                f"no component {name!r} before this one; components so far: {list(self._components)}"
+            ) from None
+
+    def has(self, name: str) -> bool:
+        return name in self._components
+
+    def add(self, component) -> None:
+        """Check ``component``'s declared reads, topology and inputs, then ``attach`` it."""
+        name = component.name
+        for req in getattr(component, "requires", ()) or ():
+            if req not in self._components:
+                raise ValueError(
+                    f"component {name!r} requires component {req!r}, which this course does not have; add it "
+                    f"(it runs first)"
+                )
+        topo = getattr(component, "topology", None)
+        if topo is not None and self.family not in tuple(topo):
+            raise TypeError(
+                f"component {name!r} supports generator families {tuple(topo)}, not {self.family!r}; use it "
+                f"with a matching generator"
+            )
+        gen_inputs = getattr(self.generator, "input_info", {}) or {}
+        for n, spec in (getattr(component, "inputs", {}) or {}).items():
+            if not isinstance(spec, InputSpec):
+                raise TypeError(f"component {name!r}: input {n!r} must be an InputSpec, got {type(spec).__name__}")
+            if n in gen_inputs:
+                raise ValueError(
+                    f"component {name!r}: input {n!r} is also an input of the generator; rename the component input"
+                )
+            if n in self._inputs:
+                other, owner = self._inputs[n]
+                if (other.dtype, other.slots) != (spec.dtype, spec.slots):
+                    raise ValueError(
+                        f"input {n!r} is declared as ({_dt(other.dtype)}, slots={other.slots}) by {owner!r} and as "
+                        f"({_dt(spec.dtype)}, slots={spec.slots}) by {name!r}; one name needs one dtype and slot count"
+                    )
+            else:
+                self._inputs[n] = (spec, name)
+        component.attach(self)
+        component._context = self
+        self._components[name] = component
+
+
+def _dt(dtype) -> str:
+    return getattr(dtype, "__name__", str(dtype))

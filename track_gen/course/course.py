@@ -1,0 +1,485 @@
+"""Course: one generator plus ordered components, one bind, one regeneration body."""
+
+from __future__ import annotations
+
+import types
+import warnings
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import warp as wp
+
+from track_gen.capture import is_capturing
+from track_gen.course.context import ComponentContext
+from track_gen.course.result import StepResult
+from track_gen.errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
+from track_gen.exec import any_set, check_mask, conditional_enabled, mask_to_active, unconditional
+from track_gen.tools.component import HOOKS, overrides_step
+
+__all__ = ["Course", "POSE_INPUTS", "MAX_GRAPH_VARIANTS"]
+
+#: accepted by every course's ``bind`` (also positionally, in this order)
+POSE_INPUTS = ("position", "orientation", "half_extents", "box_position")
+#: graphs a course records besides ``course.graph``; further variants run eagerly
+MAX_GRAPH_VARIANTS = 16
+#: built-in component names and the course attribute each backs
+_UTILITIES = {"progress": "progress", "collision": "collision", "heightfield": "heightfield",
+              "localizer": "localizer"}
+
+_GENERATOR_SURFACE = ("result", "layout", "enqueue", "device")
+
+
+def sort_components(components: Sequence) -> list:
+    """Stable topological order over ``after`` / ``source`` (and ``requires`` / present ``optional``).
+
+    Among components whose dependencies are met, the earliest in the given order runs first, so
+    an already-ordered list is kept as is. Raises ValueError on an unknown name or a cycle.
+    """
+    names = [c.name for c in components]
+    index = {n: i for i, n in enumerate(names)}
+    deps: list[set[int]] = []
+    for c in components:
+        d = set()
+        wanted = list(getattr(c, "after", ()) or ())
+        if getattr(c, "source", None) is not None:
+            wanted.append(c.source)
+        for n in wanted:
+            if n not in index:
+                raise ValueError(
+                    f"component {c.name!r} names {n!r} in after/source, but the course has no such component; "
+                    f"components: {names}"
+                )
+        wanted += [n for n in (getattr(c, "requires", ()) or ()) if n in index]
+        wanted += [n for n in (getattr(c, "optional", ()) or ()) if n in index]
+        for n in wanted:
+            if index[n] == index[c.name]:
+                raise ValueError(f"component {c.name!r} cannot run after itself")
+            d.add(index[n])
+        deps.append(d)
+    done: list[int] = []
+    placed: set[int] = set()
+    while len(done) < len(components):
+        ready = [i for i in range(len(components)) if i not in placed and deps[i] <= placed]
+        if not ready:
+            cycle = [names[i] for i in range(len(components)) if i not in placed]
+            raise ValueError(f"components {cycle} form a cycle through after/source; break it")
+        done.append(ready[0])
+        placed.add(ready[0])
+    return [components[i] for i in done]
+
+
+def _check_generator(generator) -> None:
+    from track_gen.generators.gates import GateGenConfig
+    from track_gen.generators.track import TrackGenConfig
+    from track_gen.pipeline.spec import PipelineSpec
+
+    if isinstance(generator, TrackGenConfig) or (isinstance(generator, PipelineSpec) and generator.family == "track"):
+        raise TypeError("Course takes a built generator; for a TrackGenConfig or a track spec use Course.track(source, ...)")
+    if isinstance(generator, GateGenConfig) or (isinstance(generator, PipelineSpec) and generator.family == "gates"):
+        raise TypeError("Course takes a built generator; for a GateGenConfig or a gate spec use Course.gates(source, ...)")
+    if isinstance(generator, PipelineSpec):
+        raise TypeError("Course takes a built generator; build the spec first: pipeline.build(spec)")
+    missing = [a for a in _GENERATOR_SURFACE if not hasattr(generator, a)]
+    if missing:
+        raise TypeError(
+            f"Course: {type(generator).__name__} lacks the generator surface {missing}; pass a TrackGenerator, a "
+            f"GateGenerator, a Program, or an object with {list(_GENERATOR_SURFACE)}"
+        )
+
+
+def _check_components(components) -> list:
+    from track_gen.tools.component import Component
+
+    if isinstance(components, Component) or not isinstance(components, Sequence) or isinstance(components, str):
+        raise TypeError(
+            f"components must be a sequence of components, got {type(components).__name__}; wrap a single one: [c]"
+        )
+    comps = list(components)
+    seen: set[str] = set()
+    for c in comps:
+        name = getattr(c, "name", None)
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"component {c!r}: name must be a non-empty str, got {name!r}")
+        if name in seen:
+            raise ValueError(f"two components are named {name!r}; names are unique within a course")
+        seen.add(name)
+        lacking = [h for h in HOOKS if not callable(getattr(c, h, None))]
+        if lacking:
+            raise TypeError(
+                f"component {name!r} lacks {lacking}; subclass track_gen.tools.Component for the default hooks"
+            )
+        if getattr(c, "_context", None) is not None:
+            raise ValueError(
+                f"component {name!r} is already attached to another course or context; build a new instance"
+            )
+    return sort_components(comps)
+
+
+class Course:
+    """A generator plus an ordered list of components.
+
+    Args:
+        generator: a built generator (``TrackGenerator``, ``GateGenerator``, ``Program``, or an object
+            with the generator surface). A config or spec is a ``TypeError`` naming the preset.
+        components: a sequence of components (run in a stable topological order of after/source).
+        stream: the course's default CUDA stream (the generator's own when None; ignored on CPU).
+        prepare: run the regeneration body once now, so every kernel is loaded before you record.
+
+    On every device the course records each regeneration variant into a graph of its own the
+    first time it is called outside a capture, and replays it after (Warp records CPU graphs
+    too; a CPU replay costs ~0.2 us per launch against ~12 us eager).
+    """
+
+    def __init__(self, generator, components=(), *, stream=None, prepare: bool = True):
+        _check_generator(generator)
+        ordered = _check_components(components)
+        self.generator = generator
+        self.stream = stream if stream is not None else getattr(generator, "stream", None)
+        self.device = wp.get_device(generator.device)
+        self.num_envs = int(generator.layout.num_envs)
+        E = self.num_envs
+        self._ctx = ctx = ComponentContext(self, generator)
+        for c in ordered:
+            ctx.add(c)
+        self._order = ordered
+        self._check_input_defaults()
+        self.components = types.MappingProxyType({c.name: c for c in ordered})
+        self._step_components = [c for c in ordered if overrides_step(c)]
+        self._active = wp.zeros(E, dtype=wp.int32, device=self.device)
+        self._all = wp.ones(E, dtype=wp.int32, device=self.device)
+        self._flag = wp.zeros(1, dtype=wp.int32, device=self.device)
+        self._graphs: dict[tuple, Any] = {}
+        self._graph_refs: dict[tuple, Any] = {}
+        self._variant_warned = False
+        self._bound: dict[str, Any] = {}
+        self._bind_ok = not any(spec.required for c in ordered for spec in (c.inputs or {}).values())
+        self._captured_step = False
+        self._rebind_warned = False
+        self._result = StepResult(valid=generator.result.valid)
+        self._refresh_entries()
+        self.prepared = False
+        if getattr(generator, "prepared", True) is False:
+            generator.prepare()
+        if prepare:
+            self.prepare()
+            self._run_body(False, None)
+        # take the generator over only once construction has completed
+        generator._track_gen_course = weakref.ref(self)
+
+    # -- presets and attributes -----------------------------------------------------------------
+    def _check_input_defaults(self) -> None:
+        declared = set(self._ctx._inputs) | set(POSE_INPUTS)
+        for c in self._order:
+            for n, spec in (c.inputs or {}).items():
+                if spec.default is not None and spec.default not in declared:
+                    raise ValueError(
+                        f"component {c.name!r}: input {n!r} defaults to {spec.default!r}, which is no input name"
+                    )
+
+    def _utility(self, name: str):
+        c = self.components.get(name)
+        return None if c is None else c.utility
+
+    progress = property(lambda self: self._utility("progress"), doc="utility of the 'progress' component or None")
+    collision = property(lambda self: self._utility("collision"), doc="utility of 'collision' or None")
+    heightfield = property(lambda self: self._utility("heightfield"), doc="utility of 'heightfield' or None")
+    localizer = property(lambda self: self._utility("localizer"), doc="utility of 'localizer' or None")
+    checkpoint_sampler = property(lambda self: self._utility("checkpoints"), doc="utility of 'checkpoints' or None")
+    course_line = property(lambda self: self._utility("centerline"), doc="utility of 'centerline' or None")
+
+    @property
+    def checkpoints(self):
+        """The 'checkpoints' component's result (per generation), or None."""
+        c = self.components.get("checkpoints")
+        return None if c is None else c.result
+
+    @property
+    def result(self):
+        """The generator's committed layout."""
+        return self.generator.result
+
+    @property
+    def seeds(self):
+        """The generator's SeedState (``course.seeds.seeds`` holds the per-env seeds)."""
+        return getattr(self.generator, "seeds", None)
+
+    @property
+    def rng(self):
+        """The PerEnvSeededRNG the generator was built with, else None."""
+        return getattr(self.generator, "rng", None)
+
+    @property
+    def graph(self):
+        """The course's own graph of ``regenerate()`` (None until first recorded)."""
+        return self._graphs.get((False, None))
+
+    # -- ownership ------------------------------------------------------------------------------
+    def _check_owner(self) -> None:
+        ref = getattr(self.generator, "_track_gen_course", None)
+        owner = ref() if ref is not None else None
+        if owner is not None and owner is not self:
+            raise RuntimeError(
+                "this course's generator is driven by another Course built later over the same generator; use "
+                "that course (its components read what it regenerates)"
+            )
+
+    # -- binding --------------------------------------------------------------------------------
+    def bind(self, *args, **arrays) -> None:
+        """Bind every component input at once, by name (``position``, ``orientation``,
+        ``half_extents``, ``box_position`` also positionally). Validated, then bound atomically."""
+        if len(args) > len(POSE_INPUTS):
+            raise TypeError(f"bind takes at most {len(POSE_INPUTS)} positional arrays {POSE_INPUTS}")
+        for name, arr in zip(POSE_INPUTS, args):
+            if name in arrays:
+                raise TypeError(f"bind: {name!r} given positionally and by name")
+            arrays[name] = arr
+        declared = self._ctx._inputs
+        gen_inputs = getattr(self.generator, "input_info", {}) or {}
+        for name in arrays:
+            if name in gen_inputs:
+                raise TypeError(
+                    f"{name!r} is an input of the generator, not of the components: write "
+                    f"course.generator.inputs[{name!r}] in place (e.g. wp.copy into it before regenerating)"
+                )
+            if name not in declared and name not in POSE_INPUTS:
+                raise TypeError(f"bind: unknown input {name!r}; component inputs: {sorted(declared)}")
+        routes: dict[str, dict[str, Any]] = {}
+        missing = []
+        for c in self._order:
+            r = {}
+            for n, spec in (c.inputs or {}).items():
+                arr = arrays.get(n)
+                if arr is None and spec.default is not None:
+                    arr = arrays.get(spec.default)
+                if arr is None:
+                    if spec.required:
+                        missing.append(f"{c.name}.{n}")
+                    continue
+                self._check_input(c.name, n, spec, arr)
+                r[n] = arr
+            routes[c.name] = r
+        changed = self._captured_step and any(
+            (c._bound or {}).get(n) is not a for c in self._order for n, a in routes[c.name].items()
+        )
+        done = []
+        try:
+            for c in self._order:
+                prev = c._bound
+                done.append((c, prev))
+                c.bind(routes[c.name])
+        except BaseException:
+            for c, prev in done:
+                c._bound = prev
+            raise
+        self._bound = dict(arrays)
+        self._bind_ok = not missing
+        self._missing = missing
+        if changed and not self._rebind_warned:
+            self._rebind_warned = True
+            warnings.warn(
+                "inputs rebound after a graph recorded course.step(): that graph still reads the old arrays; "
+                "record it again",
+                RebindAfterCaptureWarning,
+                stacklevel=2,
+            )
+
+    def _check_input(self, comp: str, name: str, spec, arr) -> None:
+        if not isinstance(arr, wp.array):
+            raise TypeError(f"bind: {name!r} (for {comp!r}) must be a wp.array, got {type(arr).__name__}")
+        shape = spec.shape(self.num_envs)
+        if tuple(arr.shape) != shape:
+            raise ValueError(f"bind: {name!r} (for {comp!r}) must have shape {shape}, got {tuple(arr.shape)}")
+        if arr.dtype != spec.dtype:
+            raise TypeError(
+                f"bind: {name!r} (for {comp!r}) must have dtype {getattr(spec.dtype, '__name__', spec.dtype)}, got "
+                f"{getattr(arr.dtype, '__name__', arr.dtype)}"
+            )
+        if wp.get_device(arr.device) != self.device:
+            raise ValueError(f"bind: {name!r} is on {arr.device}, the course on {self.device}; move it")
+
+    # -- stepping -------------------------------------------------------------------------------
+    def step(self) -> StepResult:
+        """Run every per-step component once; returns the same :class:`StepResult` every call."""
+        self._check_owner()
+        if not self._bind_ok:
+            missing = getattr(self, "_missing", None) or [
+                f"{c.name}.{n}" for c in self._order for n, s in (c.inputs or {}).items() if s.required
+            ]
+            raise RuntimeError(f"call bind() before step() (unbound: {missing})")
+        if is_capturing(self.device):
+            self._captured_step = True
+        for c in self._step_components:
+            c.step(self._ctx)
+        return self._result
+
+    def reset(self, mask: wp.array | None = None) -> None:
+        """Put every component's per-env state back to the start (masked envs only), in reverse order."""
+        self._check_owner()
+        active = self._all
+        if mask is not None:
+            check_mask(mask, self.num_envs, self.device)
+            mask_to_active(mask, self._active)
+            active = self._active
+        for c in reversed(self._order):
+            c.reset(self._ctx, active)
+
+    def _refresh_entries(self) -> None:
+        entries = {c.name: c.result for c in self._step_components}
+        r = self._result
+        object.__setattr__(r, "events", entries.get("progress"))
+        object.__setattr__(r, "contacts", entries.get("collision"))
+        object.__setattr__(r, "frame", entries.get("localizer"))
+        r._set_entries(entries)
+
+    # -- regeneration ---------------------------------------------------------------------------
+    def _body_masked(self, advance: bool, mask: wp.array) -> None:
+        self.generator.enqueue(self._ctx.exec, advance=advance, mask=mask)
+        for c in self._order:
+            c.on_generate(self._ctx, self._active)
+        for c in reversed(self._order):
+            c.reset(self._ctx, self._active)
+
+    def _run_body(self, advance: bool, mask: wp.array | None) -> None:
+        """THE regeneration body, enqueued on the current stream (recorded when capturing)."""
+        if mask is None:
+            self.generator.enqueue(self._ctx.exec, advance=advance, mask=None)
+            for c in self._order:
+                c.on_generate(self._ctx, None)
+            for c in reversed(self._order):
+                c.reset(self._ctx, self._all)
+            return
+        mask_to_active(mask, self._active)
+        if conditional_enabled():
+            any_set(self._active, self._flag)
+            wp.capture_if(self._flag, on_true=lambda: self._body_masked(advance, mask))
+        else:
+            self._body_masked(advance, mask)
+
+    def _capturable(self) -> bool:
+        return getattr(self.generator, "capturable", True)
+
+    def _refuse_in_capture(self) -> None:
+        if not self._capturable():
+            stages = getattr(self.generator, "_host_stages", [])
+            raise NotCapturableError(
+                f"the generator runs host stage(s) {stages} (capturable=False); regenerate outside the capture"
+            )
+        if not self.prepared:
+            raise CaptureError(
+                "this course was built with prepare=False and is not prepared; call course.prepare() before recording"
+            )
+        if self.device.is_cuda and self.stream is not None:
+            current = wp.get_stream(self.device)
+            if current is not self.stream and not self.stream.is_capturing:
+                raise CaptureError(
+                    "this course was built with stream=...; another stream is recording. Record on the course's "
+                    "stream, or build the course with stream= the stream you record on"
+                )
+
+    def enqueue_generate(self, *, advance: bool = False, mask: wp.array | None = None) -> None:
+        """Enqueue the regeneration body on the current stream (into your graph when recording);
+        never builds a graph of the course's own."""
+        self._check_owner()
+        if mask is not None:
+            check_mask(mask, self.num_envs, self.device)
+        if is_capturing(self.device):
+            self._refuse_in_capture()
+        else:
+            self._ensure_prepared()
+        self._enqueue(advance, mask)
+
+    def _enqueue(self, advance, mask) -> None:
+        if self.stream is not None and self.device.is_cuda:
+            with wp.ScopedStream(self.stream):
+                self._run_body(advance, mask)
+        else:
+            self._run_body(advance, mask)
+
+    def _ensure_prepared(self) -> None:
+        if not self.prepared:
+            self.prepare()
+
+    def regenerate(self, *, advance: bool = False, mask: wp.array | None = None) -> None:
+        """Regenerate the courses of ``mask``'s envs (all when None) and refresh the components.
+
+        ``advance=True`` draws the next generation (a new course); ``False`` rebuilds the current
+        one. Outside a capture the course records each ``(advance, mask array)`` variant once and
+        replays it; inside your capture it records into your graph.
+        """
+        self._check_owner()
+        if mask is not None:
+            check_mask(mask, self.num_envs, self.device)
+        if is_capturing(self.device):
+            self._refuse_in_capture()
+            self._enqueue(advance, mask)
+            return
+        self._ensure_prepared()
+        if not self._capturable():
+            self._enqueue(advance, mask)
+            return
+        key = (bool(advance), None if mask is None else id(mask))
+        graph = self._graphs.get(key)
+        if graph is None:
+            variants = sum(1 for k in self._graphs if k != (False, None))
+            if key != (False, None) and variants >= MAX_GRAPH_VARIANTS:
+                if not self._variant_warned:
+                    self._variant_warned = True
+                    warnings.warn(
+                        f"this course already holds {MAX_GRAPH_VARIANTS} regeneration graphs besides course.graph; "
+                        f"further (advance, mask) variants run eagerly. Reuse the same mask array",
+                        RuntimeWarning,
+                        stacklevel=2,
+                    )
+                self._enqueue(advance, mask)
+                return
+            graph = self._record(advance, mask)
+            self._graphs[key] = graph
+            self._graph_refs[key] = mask  # keeps the mask array (and so its id) alive
+        wp.capture_launch(graph, stream=self.stream if self.device.is_cuda else None)
+
+    def _record(self, advance, mask):
+        stream = self.stream if self.device.is_cuda else None
+        with wp.ScopedCapture(device=self.device, stream=stream) as cap:
+            self._run_body(advance, mask)
+        return cap.graph
+
+    def generate(self, seeds: Any = None) -> None:
+        """Regenerate every env now; with ``seeds``, reseed first, by whoever owns the seeds: the
+        rng when there is one, ``SeedState.set`` on owned seeds, else ``RuntimeError`` (the library
+        never writes a bound seed array). Reseeding restarts every env at generation 0."""
+        self._check_owner()
+        if seeds is not None:
+            if is_capturing(self.device):
+                raise CaptureError("generate(seeds=...) writes seeds from the host; call it outside the capture")
+            rng, state = self.rng, self.seeds
+            if rng is not None:
+                rng.set(seeds)
+            elif state is not None and state.owned:
+                state.set(seeds)
+            else:
+                raise RuntimeError(
+                    "generate(seeds=...): the seeds are bound to your array and track_gen never writes it; write "
+                    "the array, then call regenerate()"
+                )
+            gen_counter = getattr(self.generator, "generation", None)
+            if gen_counter is not None:
+                gen_counter.zero_()
+        self.regenerate()
+
+    def prepare(self) -> None:
+        """Load every kernel without changing anything: runs the masked body on an all-zero private
+        mask (an exact identity). A no-op on a prepared course; refused under a capture."""
+        if self.prepared:
+            return
+        if is_capturing(self.device):
+            raise CaptureError(
+                "this course was built with prepare=False and is not prepared; call course.prepare() before recording"
+            )
+        zero = wp.zeros(self.num_envs, dtype=wp.int32, device=self.device)
+        with unconditional():  # run (not skip) the body, so that every kernel in it loads
+            self._enqueue(False, zero)
+        self.prepared = True
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(generator={type(self.generator).__name__}, components={list(self.components)})"

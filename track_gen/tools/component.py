@@ -1,0 +1,121 @@
+"""The component contract: what a course calls, in which order, with which guarantees.
+
+A component turns the generator's layout and the sim's pose buffers into per-env results.
+Five hooks, all with defaults here:
+
+``attach(ctx)``
+    once, at course construction: allocate every buffer (static capacities from ``ctx.layout``).
+``bind(arrays)``
+    store the input arrays the course routes to it (then ``on_bind(arrays)`` for checks).
+``on_generate(ctx, mask)``
+    inside the regeneration body: refresh per-generation data (checkpoints, bakes) from the
+    generator result. ``mask`` is an [E] int32 array (nonzero: regenerated) or None (all envs).
+    Rows of other envs must stay byte-identical, and it must not read bound inputs.
+``step(ctx)``
+    once per env step: read bound inputs, write ``result``. Components that override it are the
+    *per-step* components whose result is an entry of :class:`~track_gen.course.StepResult`.
+``reset(ctx, mask)``
+    put per-env state back to the start for masked envs only (``mask`` as above, never None).
+
+Every hook after ``attach`` must be recordable: no allocation, no host sync, no branching on
+device data in Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+__all__ = ["Component", "InputSpec", "HOOKS"]
+
+HOOKS = ("attach", "bind", "on_generate", "step", "reset")
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """A per-env input a component reads each step.
+
+    Attributes:
+        dtype: Warp dtype of one slot (``wp.vec3f``...).
+        slots: values per env: the bound array is ``[E]`` when 1, else ``[E, slots]``.
+        default: another input's name to route from when this one is not given
+            (``box_position`` defaults to ``position``).
+        required: ``step()`` refuses to run while a required input is unbound.
+    """
+
+    dtype: Any
+    slots: int = 1
+    default: str | None = None
+    required: bool = True
+
+    def shape(self, num_envs: int) -> tuple[int, ...]:
+        return (num_envs,) if self.slots == 1 else (num_envs, self.slots)
+
+
+class Component:
+    """Base class with default (no-op) hooks; see the module docstring for the contract.
+
+    Class attributes a subclass sets (or an instance overrides in ``__init__``):
+        name: unique within a course; built-in names back course attributes.
+        after: names of components that must run before this one.
+        source: the name of the component this one reads its geometry from (ordered before it).
+        inputs: input name -> :class:`InputSpec`.
+        requires / optional: names of components this one reads in ``attach`` (must / may exist).
+        topology: generator families this component supports (None: any).
+    """
+
+    name: str = ""
+    after: tuple[str, ...] = ()
+    source: str | None = None
+    inputs: Mapping[str, InputSpec] = {}
+    requires: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()
+    topology: tuple[str, ...] | None = None
+
+    #: per-generation or per-step result (an object with warp arrays); None until attached
+    result: Any = None
+    #: what the course exposes as ``course.<name>`` (defaults to the component itself)
+    utility: Any = None
+
+    _context = None
+    _bound: dict | None = None
+
+    # -- hooks ----------------------------------------------------------------------------------
+    def attach(self, ctx) -> None:
+        """Allocate buffers; called once by ``ComponentContext.add``."""
+
+    def bind(self, arrays: Mapping[str, Any]) -> None:
+        """Store the routed input arrays, then run :meth:`on_bind`."""
+        self._bound = dict(arrays)
+        self.on_bind(self._bound)
+
+    def on_bind(self, arrays: Mapping[str, Any]) -> None:
+        """Check or derive from the newly bound arrays; raising rolls the whole bind back."""
+
+    def on_generate(self, ctx, mask) -> None:
+        """Refresh per-generation data of masked envs (all when ``mask`` is None)."""
+
+    def step(self, ctx) -> None:
+        """Per-step work (the base does nothing: per-generation components keep it)."""
+
+    def reset(self, ctx, mask) -> None:
+        """Reset per-env state of masked envs."""
+
+    # -- helpers --------------------------------------------------------------------------------
+    @property
+    def bound(self) -> Mapping[str, Any]:
+        """The arrays bound to this component's inputs (read-only view)."""
+        return dict(self._bound or {})
+
+    @property
+    def attached(self) -> bool:
+        return self._context is not None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+def overrides_step(component: Any) -> bool:
+    """True when ``component`` is a per-step component (its class overrides ``step``)."""
+    step = getattr(type(component), "step", None)
+    return step is not None and step is not Component.step
