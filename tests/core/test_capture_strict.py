@@ -7,46 +7,13 @@ every such operation raise while the generators record.
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import pytest
 import warp as wp
 
 import track_gen as tg
+from track_gen.capture import strict
 from track_gen.pipeline import presets
-
-
-@contextlib.contextmanager
-def strict():
-    """Make allocations, readbacks, host copies and syncs raise inside the block."""
-    def refuse(name):
-        def _raise(*a, **k):
-            raise AssertionError(f"{name} called during a recorded call")
-        return _raise
-
-    patched = {
-        (wp, "zeros"), (wp, "empty"), (wp, "full"), (wp, "ones"), (wp, "zeros_like"), (wp, "empty_like"),
-        (wp, "clone"), (wp, "synchronize"), (wp, "synchronize_device"), (wp, "synchronize_stream"),
-        (wp.array, "numpy"), (wp.array, "list"), (wp.array, "assign"),
-    }
-    saved = {(o, n): getattr(o, n) for o, n in patched}
-    init = wp.array.__init__
-
-    def guarded_init(self, *a, **k):
-        if k.get("ptr") is None and (a or k.get("data") is not None or k.get("shape") is not None):
-            raise AssertionError("wp.array allocated during a recorded call")
-        return init(self, *a, **k)
-
-    try:
-        for (o, n) in patched:
-            setattr(o, n, refuse(f"{getattr(o, '__name__', o)}.{n}"))
-        wp.array.__init__ = guarded_init
-        yield
-    finally:
-        for (o, n), f in saved.items():
-            setattr(o, n, f)
-        wp.array.__init__ = init
 
 
 def test_strict_mode_catches_an_allocation():

@@ -458,3 +458,18 @@ def test_reset_writes_masked_envs_only():
     course.reset(wp.array(m, dtype=wp.int32))
     steps = course.components["acme.dist"].result.steps.numpy()
     assert (steps[m == 1] == 0).all() and (steps[m == 0] == 3).all()
+
+
+def test_check_component_names_the_offending_hook():
+    from track_gen.capture import check_component
+
+    class Leaky(LengthCopy):
+        def on_generate(self, ctx, mask):
+            self.result.numpy()  # a readback: fine eagerly, not in a graph
+
+    course = Course(gen(), [StartDistance(), LengthCopy(), Leaky("acme.leaky")])
+    pos, _, _ = poses()
+    course.bind(position=pos)
+    check_component(course, names=["acme.dist", "acme.length"])
+    with pytest.raises(CaptureError, match="'acme.leaky': on_generate"):
+        check_component(course)
