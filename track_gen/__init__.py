@@ -17,6 +17,7 @@ from track_gen.exec import ExecContext
 from track_gen.generators.gates import GateGenConfig, GateGenerator, GateResult, GateStatus
 from track_gen.generators.track import TrackGenConfig, TrackGenerator, TrackResult, TrackStatus
 from track_gen.rng import PerEnvSeededRNG, SeedState
+from track_gen import tools  # noqa: E402  (after the generators: tools import course types lazily)
 
 __version__ = "0.1.0"
 

@@ -131,7 +131,20 @@ class Course:
     too; a CPU replay costs ~0.2 us per launch against ~12 us eager).
     """
 
-    def __init__(self, generator, components=(), *, stream=None, prepare: bool = True):
+    def __init__(self, generator=None, components=(), *, stream=None, prepare: bool = True, config=None):
+        from track_gen.course.config import CourseConfig
+
+        if isinstance(generator, CourseConfig):
+            generator, config = None, generator
+        if config is not None:
+            if generator is not None or tuple(components):
+                raise TypeError("Course: pass a CourseConfig alone, or a generator and components, not both")
+            if not isinstance(config, CourseConfig):
+                raise TypeError(f"config: expected a CourseConfig, got {type(config).__name__}")
+            generator, components = config.parts(stream=stream)
+            stream = None  # it configured the generator the config built
+        elif generator is None:
+            raise TypeError("Course: pass a built generator (or a CourseConfig)")
         _check_generator(generator)
         ordered = _check_components(components)
         self.generator = generator
@@ -168,6 +181,42 @@ class Course:
         generator._track_gen_course = weakref.ref(self)
 
     # -- presets and attributes -----------------------------------------------------------------
+    @classmethod
+    def track(cls, source, *, checkpoint_spacing, collision=None, max_checkpoints=None, extra=(), seeds=None,
+              stream=None, prepare=True):
+        """A band-track course: ``checkpoints`` (Checkpoints), ``progress`` (Progress), ``collision`` when
+        given (``"segments"`` / ``"sdf"`` BandCollision, or your component named "collision"), then ``extra``.
+
+        ``source``: a TrackGenConfig or track PipelineSpec (built here with ``seeds=`` / ``stream=``) or
+        a built generator (used as is). Every argument is checked before anything is built.
+        """
+        from track_gen.course.presets import track_parts
+
+        generator, comps = track_parts(source, checkpoint_spacing=checkpoint_spacing, collision=collision,
+                                       max_checkpoints=max_checkpoints, extra=extra, seeds=seeds, stream=stream)
+        return cls(generator, comps, stream=None, prepare=prepare)
+
+    @classmethod
+    def gates(cls, source, *, collision=None, samples_per_gate=8, localize_window=None, extra=(), seeds=None,
+              stream=None, prepare=True):
+        """A gate course: ``checkpoints`` (GateCheckpoints), ``centerline`` (CenterlineFromGates),
+        ``progress``, ``collision`` when given (a post radius -> DiscCollision, or your component named
+        "collision", e.g. FrameCollision), ``localizer`` (Localizer on the centerline), then ``extra``.
+
+        The construction ``gate_frames.gate_width`` must be > 0 (or its randomizer's ``lo``), and a later
+        scalar set of a width <= 0 is refused.
+        """
+        from track_gen.course.presets import gates_parts
+
+        generator, comps = gates_parts(source, collision=collision, samples_per_gate=samples_per_gate,
+                                       localize_window=localize_window, extra=extra, seeds=seeds, stream=stream)
+        return cls(generator, comps, stream=None, prepare=prepare)
+
+    @classmethod
+    def from_config(cls, config, *, stream=None, prepare=True):
+        """The same as ``Course(config)``."""
+        return cls(config=config, stream=stream, prepare=prepare)
+
     def _check_input_defaults(self) -> None:
         declared = set(self._ctx._inputs) | set(POSE_INPUTS)
         for c in self._order:

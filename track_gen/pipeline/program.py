@@ -157,7 +157,8 @@ class Program:
         defs, values, specs = self._check_stages(spec, registry)
         self._check_randomize(spec, specs)
         self._params = ParamTable(specs, values, spec.randomize, E, device)
-        self.params = Params(self._params, on_set=self._check_param_set)
+        self._guards: dict[str, list] = {}
+        self.params = Params(self._params, on_set=self._run_guards)
         self.randomizers = Randomizers(self._params)
         self.seeds, self.rng = resolve_seeds(seeds, E, device, env_offset)
         self.generation = wp.zeros(E, dtype=wp.int32, device=device)
@@ -216,6 +217,17 @@ class Program:
 
     def _check_param_set(self, name: str, value) -> None:
         """Hook for families with cross-parameter rules (raises before anything is written)."""
+
+    def add_param_guard(self, name: str, guard) -> None:
+        """Run ``guard(name, value)`` before every ``params[name] = value``; it raises to refuse."""
+        if name not in self.params:
+            raise KeyError(f"unknown parameter {name!r}")
+        self._guards.setdefault(name, []).append(guard)
+
+    def _run_guards(self, name: str, value) -> None:
+        self._check_param_set(name, value)
+        for guard in self._guards.get(name, ()):
+            guard(name, value)
 
     def _shape(self, a: ArraySpec, what: str) -> tuple[int, ...]:
         dims = []
