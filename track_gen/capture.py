@@ -92,3 +92,33 @@ def check_component(course, names=None) -> None:
                     f"component {c.name!r}: {hook} cannot be recorded ({type(exc).__name__}: {exc}); a recorded "
                     f"hook must not allocate, read back, sync or use another stream"
                 ) from exc
+
+
+def active_graph(device):
+    """The Warp graph being recorded on ``device`` (its current stream on CUDA), or None.
+
+    None also under a capture Warp did not open (e.g. a plain ``torch.cuda.graph``)."""
+    dev = wp.get_device(device)
+    try:
+        if dev.is_cpu:
+            from warp._src.context import runtime
+
+            g = runtime._apic_graph
+            return g if g is not None and g.device == dev else None
+        return (dev.captures or {}).get(dev.stream)
+    except Exception:  # noqa: BLE001 - a Warp internal moved: retention is best effort
+        return None
+
+
+def retain(device, *objects) -> bool:
+    """Keep ``objects`` alive as long as the graph being recorded on ``device``; False when there is
+    no Warp graph to attach them to (then the caller must keep them alive)."""
+    graph = active_graph(device)
+    if graph is None:
+        return False
+    refs = getattr(graph, "_track_gen_refs", None)
+    if refs is None:
+        refs = []
+        graph._track_gen_refs = refs
+    refs.extend(objects)
+    return True

@@ -473,3 +473,27 @@ def test_check_component_names_the_offending_hook():
     check_component(course, names=["acme.dist", "acme.length"])
     with pytest.raises(CaptureError, match="'acme.leaky': on_generate"):
         check_component(course)
+
+
+def test_a_recorded_graph_keeps_the_course_and_its_arrays_alive():
+    import gc
+    import weakref
+
+    pos, _, _ = poses(0.25)
+    course = full_course()
+    course.bind(position=pos)
+    m = wp.ones(E, dtype=wp.int32)
+    with wp.ScopedCapture(device="cpu") as cap:
+        course.step()
+        course.regenerate(mask=m, advance=True)
+    dist = course.components["acme.dist"].result.dist
+    refs = [weakref.ref(x) for x in (course, pos, m)]
+    del course, pos, m
+    gc.collect()
+    assert all(r() is not None for r in refs)
+    wp.capture_launch(cap.graph)  # replays over live buffers
+    assert np.isfinite(dist.numpy()).all()
+    graph = cap.graph
+    del cap, graph
+    gc.collect()
+    assert all(r() is None for r in refs)

@@ -10,7 +10,7 @@ from typing import Any
 
 import warp as wp
 
-from track_gen.capture import is_capturing
+from track_gen.capture import is_capturing, retain
 from track_gen.course.context import ComponentContext
 from track_gen.course.result import StepResult
 from track_gen.errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
@@ -358,6 +358,7 @@ class Course:
             raise RuntimeError(f"call bind() before step() (unbound: {missing})")
         if is_capturing(self.device):
             self._captured_step = True
+            retain(self.device, self, tuple(c._bound for c in self._step_components))
         for c in self._step_components:
             c.step(self._ctx)
         return self._result
@@ -434,6 +435,7 @@ class Course:
             check_mask(mask, self.num_envs, self.device)
         if is_capturing(self.device):
             self._refuse_in_capture()
+            retain(self.device, self, mask)
         else:
             self._ensure_prepared()
         self._enqueue(advance, mask)
@@ -461,6 +463,7 @@ class Course:
             check_mask(mask, self.num_envs, self.device)
         if is_capturing(self.device):
             self._refuse_in_capture()
+            retain(self.device, self, mask)
             self._enqueue(advance, mask)
             return
         self._ensure_prepared()
