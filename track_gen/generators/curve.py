@@ -20,24 +20,6 @@ def ctrl_index(k: int, count: int, closed: int) -> int:
 
 
 @wp.func
-def bspline(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, closed: int, u: float) -> wp.vec2f:
-    """Point at parameter ``u`` (span ``floor(u)``) of env ``e``'s curve."""
-    k = int(wp.floor(u))
-    t = u - float(k)
-    t2 = t * t
-    t3 = t2 * t
-    c0 = ctrl[e, ctrl_index(k - 1, count, closed)]
-    c1 = ctrl[e, ctrl_index(k, count, closed)]
-    c2 = ctrl[e, ctrl_index(k + 1, count, closed)]
-    c3 = ctrl[e, ctrl_index(k + 2, count, closed)]
-    b0 = (1.0 - t) * (1.0 - t) * (1.0 - t) / 6.0
-    b1 = (3.0 * t3 - 6.0 * t2 + 4.0) / 6.0
-    b2 = (-3.0 * t3 + 3.0 * t2 + 3.0 * t + 1.0) / 6.0
-    b3 = t3 / 6.0
-    return c0 * b0 + c1 * b1 + c2 * b2 + c3 * b3
-
-
-@wp.func
 def knot_curvature(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, k: int) -> float:
     """|curvature| of a closed curve at knot ``u = k`` (from the B-spline's exact derivatives)."""
     cm = ctrl[e, ctrl_index(k - 1, count, 1)]
@@ -49,41 +31,71 @@ def knot_curvature(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, k: int)
     return wp.abs(v[0] * a[1] - v[1] * a[0]) / wp.max(speed * speed * speed, 1.0e-12)
 
 
-@wp.func
-def curve_length(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, closed: int, samples: int) -> float:
-    """Length of the dense polyline of ``samples`` segments over the whole parameter range."""
-    span = float(count)
-    if closed == 0:
-        span = float(count - 1)
-    prev = bspline(ctrl, e, count, closed, 0.0)
-    total = float(0.0)
-    for j in range(1, samples + 1):
-        p = bspline(ctrl, e, count, closed, span * float(j) / float(samples))
-        total += wp.length(p - prev)
-        prev = p
-    return total
+vec8 = wp.types.vector(length=8, dtype=wp.float32)
 
 
 @wp.func
-def closed_length_and_min_radius(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, samples: int) -> wp.vec2f:
-    """(length, smallest discrete turn radius) of a closed curve's dense polyline, in one pass."""
-    span = float(count)
-    p_prev = bspline(ctrl, e, count, 1, span * float(samples - 1) / float(samples))
-    p = bspline(ctrl, e, count, 1, 0.0)
+def span_coeffs(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, closed: int, k: int) -> vec8:
+    """Power-basis coefficients (a, b, c, d per axis) of span ``k``: p(t) = a + b t + c t^2 + d t^3."""
+    c0 = ctrl[e, ctrl_index(k - 1, count, closed)]
+    c1 = ctrl[e, ctrl_index(k, count, closed)]
+    c2 = ctrl[e, ctrl_index(k + 1, count, closed)]
+    c3 = ctrl[e, ctrl_index(k + 2, count, closed)]
+    a = (c0 + c1 * 4.0 + c2) / 6.0
+    b = (c2 - c0) * 0.5
+    c = (c0 - c1 * 2.0 + c2) * 0.5
+    d = (c3 - c0 + (c1 - c2) * 3.0) / 6.0
+    return vec8(a[0], b[0], c[0], d[0], a[1], b[1], c[1], d[1])
+
+
+@wp.func
+def span_point(q: vec8, t: float) -> wp.vec2f:
+    return wp.vec2f(((q[3] * t + q[2]) * t + q[1]) * t + q[0], ((q[7] * t + q[6]) * t + q[5]) * t + q[4])
+
+
+@wp.func
+def dense_point(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, per_span: int, j: int) -> wp.vec2f:
+    """Dense sample ``j`` (``per_span`` per span) of a closed curve: the same value as the span walk."""
+    jj = ((j % (count * per_span)) + count * per_span) % (count * per_span)
+    k = jj / per_span
+    return span_point(span_coeffs(ctrl, e, count, 1, k), float(jj - k * per_span) / float(per_span))
+
+
+@wp.func
+def closed_length_and_tight(
+    ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, per_span: int, min_radius: float
+) -> wp.vec2f:
+    """(length, 1 if some discrete turn radius < ``min_radius`` else 0) of a closed curve's dense
+    polyline (``per_span`` samples per span), in one pass over the spans.
+
+    ``atan2`` runs only where a cheap bound says the radius could be small: for a turn of angle
+    ``ang`` <= pi/2, ``ang <= (pi/2) |sin ang|``, so the radius is at least
+    ``0.5 (la + lb) la lb / ((pi/2) |a x b|)``.
+    """
+    p_prev = dense_point(ctrl, e, count, per_span, -1)
+    p = dense_point(ctrl, e, count, per_span, 0)
     total = float(0.0)
-    min_r = float(1.0e30)
-    for j in range(1, samples + 1):
-        q = bspline(ctrl, e, count, 1, span * float(j) / float(samples))
-        a = p - p_prev
-        b = q - p
-        lb = wp.length(b)
-        total += lb
-        ang = wp.abs(wp.atan2(a[0] * b[1] - a[1] * b[0], wp.dot(a, b)))
-        if ang > 0.0:
-            min_r = wp.min(min_r, 0.5 * (wp.length(a) + lb) / ang)
-        p_prev = p
-        p = q
-    return wp.vec2f(total, min_r)
+    tight = float(0.0)
+    inv = 1.0 / float(per_span)
+    for k in range(count):
+        q8 = span_coeffs(ctrl, e, count, 1, k)
+        for m in range(1, per_span + 1):
+            q = span_point(q8, float(m) * inv)
+            a = p - p_prev
+            b = q - p
+            la = wp.length(a)
+            lb = wp.length(b)
+            total += lb
+            half = 0.5 * (la + lb)
+            cr = wp.abs(a[0] * b[1] - a[1] * b[0])
+            d = wp.dot(a, b)
+            if d <= 0.0 or 1.5707964 * cr * min_radius > half * la * lb:
+                ang = wp.abs(wp.atan2(a[0] * b[1] - a[1] * b[0], d))
+                if ang * min_radius > half:
+                    tight = 1.0
+            p_prev = p
+            p = q
+    return wp.vec2f(total, tight)
 
 
 @wp.func

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from track_gen.generators.curve import TWO_PI, bspline, curve_length, wrap_angle
+from track_gen.generators.curve import TWO_PI, closed_length_and_tight, span_coeffs, span_point, wrap_angle
 from track_gen.rng import stream_state
 
 SPACING = wp.constant(1)
@@ -123,7 +123,6 @@ def layout_kernel(
     used = int(0)
     count = int(0)
     total = float(0.0)
-    span = float(num_ctrl)
     for attempt in range(max_attempts):
         used = attempt + 1
         st = stream_state(seeds[e], generation[e], key, attempt)
@@ -139,7 +138,8 @@ def layout_kernel(
             if reverse:
                 idx = num_ctrl - 1 - k
             ctrl[e, idx] = q
-        total = curve_length(ctrl, e, num_ctrl, 1, dense)
+        per_span = dense / num_ctrl
+        total = closed_length_and_tight(ctrl, e, num_ctrl, per_span, 0.0)[0]
         if closed == 0:
             total = SPRINT_FRACTION * total
         count = min_gates + int(wp.randf(st) * float(max_gates - min_gates + 1))
@@ -150,9 +150,12 @@ def layout_kernel(
             slots = float(count + 1)
             offset = 1.0
         step = total / slots
-        du = span / float(dense)
-        pa = bspline(ctrl, e, num_ctrl, 1, 0.0)
-        pb = bspline(ctrl, e, num_ctrl, 1, du)
+        inv = 1.0 / float(per_span)
+        k = int(0)
+        sub = int(1)
+        q8 = span_coeffs(ctrl, e, num_ctrl, 1, 0)
+        pa = span_point(q8, 0.0)
+        pb = span_point(q8, inv)
         seg = wp.length(pb - pa)
         acc = float(0.0)
         m = int(0)
@@ -162,7 +165,12 @@ def layout_kernel(
                 acc += seg
                 m += 1
                 pa = pb
-                pb = bspline(ctrl, e, num_ctrl, 1, du * float(m + 1))
+                sub += 1
+                if sub > per_span:
+                    sub = 1
+                    k = (k + 1) % num_ctrl
+                    q8 = span_coeffs(ctrl, e, num_ctrl, 1, k)
+                pb = span_point(q8, float(sub) * inv)
                 seg = wp.length(pb - pa)
             f = float(0.0)
             if seg > 0.0:
@@ -180,8 +188,9 @@ def layout_kernel(
         )
         if status == 0:
             break
-    p0 = bspline(ctrl, e, num_ctrl, 1, 0.0)
-    p1 = bspline(ctrl, e, num_ctrl, 1, span / float(dense))
+    q0 = span_coeffs(ctrl, e, num_ctrl, 1, 0)
+    p0 = span_point(q0, 0.0)
+    p1 = span_point(q0, float(num_ctrl) / float(dense))
     d0 = p1 - p0
     start_pos[e] = wp.vec3f(p0[0], p0[1], pos[e, 0][2])
     start_yaw[e] = wp.atan2(d0[1], d0[0])

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import warp as wp
 
-from track_gen.generators.curve import TWO_PI, bspline, closed_length_and_min_radius, knot_curvature, seg_seg_dist
+from track_gen.generators.curve import (
+    TWO_PI,
+    closed_length_and_tight,
+    knot_curvature,
+    seg_seg_dist,
+    span_coeffs,
+    span_point,
+)
 from track_gen.rng import stream_state
 
 # Failure bits of ``centerline.status`` (see track_gen.generators.track.TrackStatus).
@@ -15,7 +22,8 @@ OVERLAP = wp.constant(8)
 DEGENERATE = wp.constant(16)
 GROUND = wp.constant(32)
 GRADE = wp.constant(64)
-CHUNK = wp.constant(16)
+MAX_CHUNKS = wp.constant(64)
+chunk_vec = wp.types.vector(length=64, dtype=wp.float32)
 PI = wp.constant(3.141592653589793)
 # A draw whose dense spline has a turn radius below this fraction of the required one is
 # redrawn before resampling (it would fail the exact TURN check anyway).
@@ -89,37 +97,50 @@ def track_status(
     if 2 * gmin > n:
         return status
     reach = 2.0 * wmax + clearance
-    nc = (n + CHUNK - 1) / CHUNK
-    for ca in range(nc):
-        a_lo = wp.vec2f(1.0e30, 1.0e30)
-        a_hi = wp.vec2f(-1.0e30, -1.0e30)
-        for i in range(ca * CHUNK, wp.min(ca * CHUNK + CHUNK + 1, n + 1)):
+    # segments in at most MAX_CHUNKS chunks; each chunk's bounding box once
+    chunk = wp.max(16, (n + MAX_CHUNKS - 1) / MAX_CHUNKS)
+    nc = (n + chunk - 1) / chunk
+    lo_x = chunk_vec()
+    lo_y = chunk_vec()
+    hi_x = chunk_vec()
+    hi_y = chunk_vec()
+    smax = float(0.0)
+    for c in range(nc):
+        bl = wp.vec2f(1.0e30, 1.0e30)
+        bh = wp.vec2f(-1.0e30, -1.0e30)
+        for i in range(c * chunk, wp.min(c * chunk + chunk + 1, n + 1)):
             q = xy[e, i % n]
-            a_lo = wp.min(a_lo, q)
-            a_hi = wp.max(a_hi, q)
+            bl = wp.min(bl, q)
+            bh = wp.max(bh, q)
+            if i > c * chunk:
+                smax = wp.max(smax, wp.length(q - xy[e, i - 1]))
+        lo_x[c] = bl[0]
+        lo_y[c] = bl[1]
+        hi_x[c] = bh[0]
+        hi_y[c] = bh[1]
+    for ca in range(nc):
         for cb in range(ca, nc):
-            b_lo = wp.vec2f(1.0e30, 1.0e30)
-            b_hi = wp.vec2f(-1.0e30, -1.0e30)
-            for j in range(cb * CHUNK, wp.min(cb * CHUNK + CHUNK + 1, n + 1)):
-                q = xy[e, j % n]
-                b_lo = wp.min(b_lo, q)
-                b_hi = wp.max(b_hi, q)
-            dx = wp.max(wp.max(a_lo[0] - b_hi[0], b_lo[0] - a_hi[0]), 0.0)
-            dy = wp.max(wp.max(a_lo[1] - b_hi[1], b_lo[1] - a_hi[1]), 0.0)
+            dx = wp.max(wp.max(lo_x[ca] - hi_x[cb], lo_x[cb] - hi_x[ca]), 0.0)
+            dy = wp.max(wp.max(lo_y[ca] - hi_y[cb], lo_y[cb] - hi_y[ca]), 0.0)
             if dx * dx + dy * dy > reach * reach:
                 continue
-            for i in range(ca * CHUNK, wp.min(ca * CHUNK + CHUNK, n)):
+            for i in range(ca * chunk, wp.min(ca * chunk + chunk, n)):
                 i1 = (i + 1) % n
+                pi0 = xy[e, i]
+                pi1 = xy[e, i1]
+                mid_i = (pi0 + pi1) * 0.5
                 wi = wp.max(hw[e, i], hw[e, i1])
-                for j in range(wp.max(cb * CHUNK, i + 1), wp.min(cb * CHUNK + CHUNK, n)):
-                    g = j - i
-                    if n - g < g:
-                        g = n - g
-                    if g < gmin:
-                        continue
+                # only pairs whose cyclic gap j - i lies in [gmin, n - gmin]
+                for j in range(wp.max(cb * chunk, i + gmin), wp.min(wp.min(cb * chunk + chunk, n), i + n - gmin + 1)):
                     j1 = (j + 1) % n
+                    pj0 = xy[e, j]
+                    pj1 = xy[e, j1]
                     need = wi + wp.max(hw[e, j], hw[e, j1]) + clearance
-                    if seg_seg_dist(xy[e, i], xy[e, i1], xy[e, j], xy[e, j1]) < need:
+                    # exact prefilter: segment distance >= midpoint distance - longest segment
+                    dm = (pj0 + pj1) * 0.5 - mid_i
+                    if wp.dot(dm, dm) >= (need + smax) * (need + smax):
+                        continue
+                    if seg_seg_dist(pi0, pi1, pj0, pj1) < need:
                         return status | OVERLAP
     return status
 
@@ -193,16 +214,22 @@ def centerline_kernel(
                 kbest = k
         # one pass over the dense curve: its length, and an early reject of draws whose spline
         # clearly turns tighter than allowed (the exact check on the resampled line still decides)
-        lr = closed_length_and_min_radius(ctrl, e, num_ctrl, dense)
+        per_span = dense / num_ctrl
+        early = float(0.0)
+        if attempt < max_attempts - 1 and use_points == 0:
+            early = EARLY_REJECT * wp.max(min_turn_radius[e], w0 * (1.0 + var))
+        lr = closed_length_and_tight(ctrl, e, num_ctrl, per_span, early)
         total = lr[0]
-        if attempt < max_attempts - 1 and use_points == 0 and lr[1] < EARLY_REJECT * wp.max(min_turn_radius[e], w0 * (1.0 + var)):
+        if lr[1] > 0.0:
             status = TURN
             continue
-        per_span = dense / num_ctrl
-        j0 = kbest * per_span
-        du = float(num_ctrl) / float(dense)
-        pa = bspline(ctrl, e, num_ctrl, 1, du * float(j0))
-        pb = bspline(ctrl, e, num_ctrl, 1, du * float(j0 + 1))
+        # walk the dense polyline from the start knot, emitting evenly spaced points
+        inv = 1.0 / float(per_span)
+        k = kbest
+        q8 = span_coeffs(ctrl, e, num_ctrl, 1, k)
+        sub = int(1)
+        pa = span_point(q8, 0.0)
+        pb = span_point(q8, inv)
         seg = wp.length(pb - pa)
         acc = float(0.0)
         m = int(0)
@@ -212,15 +239,23 @@ def centerline_kernel(
                 acc += seg
                 m += 1
                 pa = pb
-                pb = bspline(ctrl, e, num_ctrl, 1, du * float(j0 + m + 1))
+                sub += 1
+                if sub > per_span:
+                    sub = 1
+                    k = (k + 1) % num_ctrl
+                    q8 = span_coeffs(ctrl, e, num_ctrl, 1, k)
+                pb = span_point(q8, float(sub) * inv)
                 seg = wp.length(pb - pa)
             f = float(0.0)
             if seg > 0.0:
                 f = wp.clamp((target - acc) / seg, 0.0, 1.0)
             xy[e, i] = pa + (pb - pa) * f
-            x = float(i) / float(num_points)
-            wave = 0.6 * wp.sin(TWO_PI * 2.0 * x + phase1) + 0.4 * wp.sin(TWO_PI * 3.0 * x + phase2)
-            hw[e, i] = w0 * (1.0 + var * wave)
+            w = w0
+            if var != 0.0:
+                x = float(i) / float(num_points)
+                wave = 0.6 * wp.sin(TWO_PI * 2.0 * x + phase1) + 0.4 * wp.sin(TWO_PI * 3.0 * x + phase2)
+                w = w0 * (1.0 + var * wave)
+            hw[e, i] = w
         status = track_status(
             xy, hw, e, num_points, size[e], min_turn_radius[e], clearance[e], min_length[e], max_length
         )

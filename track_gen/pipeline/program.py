@@ -355,7 +355,10 @@ class Program:
             for d, sctx in self._contexts:
                 d.launch(sctx)
             for src, dst in self._commit_pairs:
-                wp.launch(_commit_rows, dim=E, inputs=[self._active, src, dst])
+                if mask is None:  # every row is active: one bulk copy per array
+                    wp.copy(dst, src)
+                else:
+                    wp.launch(_commit_rows, dim=E, inputs=[self._active, src, dst])
 
     def generate(self, seeds: Any = None) -> None:
         """Regenerate every env now; with ``seeds``, reseed first (by the seeds' owner) and restart

@@ -1,0 +1,291 @@
+"""Course lines: one polyline type (:class:`~track_gen.tools.types.CourseLine`) for every course.
+
+Two built-ins share the name ``"centerline"`` (one per generator family), refreshed once per
+generation, so a localizer or a progress tracker reads any course through the same arrays:
+
+* :class:`CenterlineFromGates` (gate courses): a smooth curve through the gate centres that
+  passes every gate along its normal.
+* :class:`TrackLine` (band tracks): a copy of the band's own centerline.
+
+Both are per-generation components (no ``step``): ``on_generate`` is one launch, one thread per
+env, O(N) per env. The component is its own utility (``course.course_line``); ``.line`` is the
+:class:`CourseLine`. Invalid courses (``valid[e] == 0``): ``count = 0``, rows zero, ``length = 0``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import warp as wp
+
+from track_gen.tools.component import Component
+from track_gen.tools.types import CourseLine
+
+__all__ = ["CenterlineFromGates", "TrackLine"]
+
+
+def _alloc_line(E: int, N: int, device) -> CourseLine:
+    return CourseLine(
+        points=wp.zeros((E, N), dtype=wp.vec3f, device=device),
+        tangent=wp.zeros((E, N), dtype=wp.vec3f, device=device),
+        s=wp.zeros((E, N), dtype=wp.float32, device=device),
+        count=wp.zeros(E, dtype=wp.int32, device=device),
+        length=wp.zeros(E, dtype=wp.float32, device=device),
+        closed=wp.zeros(E, dtype=wp.int32, device=device),
+    )
+
+
+# -- kernels --------------------------------------------------------------------------------------
+@wp.func
+def _leg_start(e: int, j: int, closed: int, gpos: wp.array2d(dtype=wp.vec3f), gnormal: wp.array2d(dtype=wp.vec3f),
+               start_pos: wp.array(dtype=wp.vec3f), start_yaw: wp.array(dtype=wp.float32)):
+    """Start point and unit direction of leg ``j`` (a sprint's leg 0 leaves the start pose)."""
+    if closed != 0:
+        return gpos[e, j], gnormal[e, j]
+    if j == 0:
+        return start_pos[e], wp.vec3f(wp.cos(start_yaw[e]), wp.sin(start_yaw[e]), 0.0)
+    return gpos[e, j - 1], gnormal[e, j - 1]
+
+
+@wp.kernel
+def _gate_line(
+    active: wp.array(dtype=wp.int32),
+    use_mask: int,
+    valid: wp.array(dtype=wp.int32),
+    gpos: wp.array2d(dtype=wp.vec3f),
+    gnormal: wp.array2d(dtype=wp.vec3f),
+    gcount: wp.array(dtype=wp.int32),
+    start_pos: wp.array(dtype=wp.vec3f),
+    start_yaw: wp.array(dtype=wp.float32),
+    closed: int,
+    samples: int,
+    max_gates: int,
+    cap: int,
+    # outputs
+    points: wp.array2d(dtype=wp.vec3f),
+    tangent: wp.array2d(dtype=wp.vec3f),
+    s: wp.array2d(dtype=wp.float32),
+    count: wp.array(dtype=wp.int32),
+    length: wp.array(dtype=wp.float32),
+    closed_out: wp.array(dtype=wp.int32),
+    gate_s: wp.array2d(dtype=wp.float32),
+):
+    e = wp.tid()
+    if use_mask != 0 and active[e] == 0:
+        return
+    n = wp.clamp(gcount[e], 0, max_gates)
+    if valid[e] == 0 or (closed != 0 and n < 2):
+        n = 0
+    S = samples
+    npts = n * S
+    if closed == 0 and n > 0:
+        npts = n * S + 1
+    # points: cubic Hermite legs, tangents = unit direction * chord length at both ends
+    for j in range(n):
+        a, da = _leg_start(e, j, closed, gpos, gnormal, start_pos, start_yaw)
+        jb = j
+        if closed != 0:
+            jb = (j + 1) % n
+        b = gpos[e, jb]
+        db = gnormal[e, jb]
+        L = wp.length(b - a)
+        points[e, j * S] = a
+        for q in range(1, S):
+            u = float(q) / float(S)
+            u2 = u * u
+            u3 = u2 * u
+            h00 = 2.0 * u3 - 3.0 * u2 + 1.0
+            h10 = u3 - 2.0 * u2 + u
+            h01 = -2.0 * u3 + 3.0 * u2
+            h11 = u3 - u2
+            points[e, j * S + q] = a * h00 + da * (h10 * L) + b * h01 + db * (h11 * L)
+    if closed == 0 and n > 0:
+        points[e, n * S] = gpos[e, n - 1]
+    # tangents (of the segment leaving each point) and arc length
+    acc = float(0.0)
+    for i in range(npts):
+        s[e, i] = acc
+        j = wp.min(i // S, n - 1)
+        a, fallback = _leg_start(e, j, closed, gpos, gnormal, start_pos, start_yaw)
+        d = wp.vec3f(0.0, 0.0, 0.0)
+        if i + 1 < npts:
+            d = points[e, i + 1] - points[e, i]
+        elif closed != 0:
+            d = points[e, 0] - points[e, i]
+        else:
+            fallback = gnormal[e, n - 1]  # the open end: the last gate's normal
+        seg = wp.length(d)
+        if seg > 0.0:
+            tangent[e, i] = d / seg
+        else:
+            tangent[e, i] = fallback
+        acc += seg
+    for i in range(npts, cap):
+        points[e, i] = wp.vec3f(0.0, 0.0, 0.0)
+        tangent[e, i] = wp.vec3f(0.0, 0.0, 0.0)
+        s[e, i] = 0.0
+    off = int(0)
+    if closed == 0:
+        off = S
+    for g in range(n):
+        gate_s[e, g] = s[e, g * S + off]
+    for g in range(n, max_gates):
+        gate_s[e, g] = 0.0
+    count[e] = npts
+    length[e] = acc
+    closed_out[e] = closed
+
+
+@wp.kernel
+def _track_line(
+    active: wp.array(dtype=wp.int32),
+    use_mask: int,
+    valid: wp.array(dtype=wp.int32),
+    xy: wp.array2d(dtype=wp.vec2f),
+    z: wp.array2d(dtype=wp.float32),
+    tan2: wp.array2d(dtype=wp.vec2f),
+    s_in: wp.array2d(dtype=wp.float32),
+    length_in: wp.array(dtype=wp.float32),
+    N: int,
+    # outputs
+    points: wp.array2d(dtype=wp.vec3f),
+    tangent: wp.array2d(dtype=wp.vec3f),
+    s: wp.array2d(dtype=wp.float32),
+    count: wp.array(dtype=wp.int32),
+    length: wp.array(dtype=wp.float32),
+    closed: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if use_mask != 0 and active[e] == 0:
+        return
+    total = length_in[e]
+    ok = valid[e] != 0 and wp.isfinite(total) and total > 0.0
+    for i in range(N):
+        if ok:
+            p = xy[e, i]
+            ip = (i + 1) % N
+            q = xy[e, ip]
+            a = wp.vec3f(p[0], p[1], z[e, i])
+            d = wp.vec3f(q[0], q[1], z[e, ip]) - a
+            seg = wp.length(d)
+            t = tan2[e, i]
+            tv = wp.vec3f(t[0], t[1], 0.0)
+            if seg > 0.0:
+                tv = d / seg
+            points[e, i] = a
+            tangent[e, i] = tv
+            s[e, i] = s_in[e, i]
+        else:
+            points[e, i] = wp.vec3f(0.0, 0.0, 0.0)
+            tangent[e, i] = wp.vec3f(0.0, 0.0, 0.0)
+            s[e, i] = 0.0
+    if ok:
+        count[e] = N
+        length[e] = total
+    else:
+        count[e] = 0
+        length[e] = 0.0
+    closed[e] = 1
+
+
+# -- components -----------------------------------------------------------------------------------
+class _LineComponent(Component):
+    name = "centerline"
+
+    @property
+    def line(self) -> CourseLine:
+        """The :class:`CourseLine` (the same stable arrays every generation)."""
+        return self.result
+
+    def _mask(self, ctx, mask):
+        return (self._all, 0) if mask is None else (mask, 1)
+
+
+class CenterlineFromGates(_LineComponent):
+    """A smooth course line through the gate centres, in gate order.
+
+    Each leg between consecutive gates is a cubic Hermite curve that leaves its first gate along
+    that gate's normal and enters the next along its normal (end tangents = unit normal times the
+    leg's chord length), so the line passes every gate centre exactly, crosses every gate
+    perpendicular to its plane, and is C1 in direction. A loop has ``count`` legs (the last back
+    to gate 0) and starts at gate 0 (``s = 0`` there). A sprint starts at the generator's start
+    pose (``start_pos``, heading ``start_yaw``: the run-up to gate 0 is its first leg) and ends at
+    the last gate. Each leg is sampled at ``samples_per_gate`` points (its start included), then
+    ``tangent`` (of the segment leaving each point; the open end: the last gate's normal), the
+    3D polyline arc length ``s`` and ``length`` are derived.
+
+    Capacity N = ``samples_per_gate * layout.gates`` (+1 on sprints, for the end point); ``count``
+    = ``samples_per_gate * gates`` (+1). Besides ``result`` it publishes ``gate_s``: [E, G]
+    float32, the arc length of each gate centre on the line (rows >= gate count zero), which
+    :class:`~track_gen.tools.checkpoints.GateCheckpoints` reads.
+
+    Args:
+        samples_per_gate: points per leg, an int >= 2 (the line is a chord polyline: the more,
+            the closer ``length`` to the smooth curve's).
+
+    ``on_generate``: one launch, O(N) per env. Invalid course: count 0, rows zero, length 0.
+    """
+
+    topology = ("gates",)
+
+    def __init__(self, samples_per_gate: int = 8):
+        if isinstance(samples_per_gate, bool) or not isinstance(samples_per_gate, numbers.Integral):
+            raise TypeError(f"samples_per_gate: expected an int >= 2, got {type(samples_per_gate).__name__}")
+        if int(samples_per_gate) < 2:
+            raise ValueError(f"samples_per_gate: must be >= 2, got {int(samples_per_gate)}")
+        self.samples_per_gate = int(samples_per_gate)
+        self.utility = self
+
+    def attach(self, ctx) -> None:
+        E, d = ctx.num_envs, ctx.device
+        self.max_gates = int(ctx.layout.gates)
+        self.closed = bool(ctx.result.closed)
+        self.capacity = self.samples_per_gate * self.max_gates + (0 if self.closed else 1)
+        self.result = _alloc_line(E, self.capacity, d)
+        self.gate_s = wp.zeros((E, self.max_gates), dtype=wp.float32, device=d)
+        self._all = wp.ones(E, dtype=wp.int32, device=d)
+
+    def on_generate(self, ctx, mask) -> None:
+        g, r = ctx.result, self.result
+        active, use = self._mask(ctx, mask)
+        wp.launch(
+            _gate_line, dim=ctx.num_envs,
+            inputs=[active, use, g.valid, g.pos, g.normal, g.count, g.start_pos, g.start_yaw, int(self.closed),
+                    self.samples_per_gate, self.max_gates, self.capacity],
+            outputs=[r.points, r.tangent, r.s, r.count, r.length, r.closed, self.gate_s],
+            device=ctx.device,
+        )
+
+
+class TrackLine(_LineComponent):
+    """A band track's own centerline as a :class:`CourseLine` (its copy, refreshed per generation).
+
+    ``points`` = (xy, z) of the N centerline points, ``tangent`` = the unit 3D direction of the
+    segment leaving each point (to point 0 after the last), ``s`` / ``length`` = the band's own
+    arc length and loop length (horizontal on elevated tracks, so they agree with the
+    :class:`~track_gen.tools.checkpoints.Checkpoints`' ``s``; a 3D segment is longer than its ``s``
+    step by at most ``sqrt(1 + grade^2) - 1``), ``count`` = N, ``closed`` = 1.
+
+    ``on_generate``: one launch, O(N) per env. Invalid course: count 0, rows zero, length 0.
+    """
+
+    topology = ("track",)
+
+    def __init__(self):
+        self.utility = self
+
+    def attach(self, ctx) -> None:
+        E, d = ctx.num_envs, ctx.device
+        self.capacity = int(ctx.result.xy.shape[1])
+        self.result = _alloc_line(E, self.capacity, d)
+        self._all = wp.ones(E, dtype=wp.int32, device=d)
+
+    def on_generate(self, ctx, mask) -> None:
+        g, r = ctx.result, self.result
+        active, use = self._mask(ctx, mask)
+        wp.launch(
+            _track_line, dim=ctx.num_envs,
+            inputs=[active, use, g.valid, g.xy, g.z, g.tangent, g.s, g.length, self.capacity],
+            outputs=[r.points, r.tangent, r.s, r.count, r.length, r.closed],
+            device=ctx.device,
+        )

@@ -1,0 +1,551 @@
+"""Checkpoints: the planes a course is passed through, refreshed once per generation.
+
+Two built-ins share the name ``"checkpoints"`` (one per generator family) and the result type
+:class:`~track_gen.tools.types.CheckpointSet` (E envs, C checkpoint slots):
+
+* :class:`Checkpoints` (band tracks): checkpoints evenly spaced by arc length along the
+  centerline, from the start line.
+* :class:`GateCheckpoints` (gate courses): one checkpoint per gate opening.
+
+Both are per-generation components: ``on_generate`` is one launch of one thread per env
+(O(N + C) for tracks, O(G) for gates, O(G * N) when it projects gates onto a foreign course
+line); they have no ``step``. Their utility (``course.checkpoint_sampler``) is a
+:class:`CheckpointSampler`, which puts a pose at a random checkpoint (random-start resets).
+
+Invalid courses (``valid[e] == 0``): ``count = 0``, every row zero, ``length = 0``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+import warp as wp
+
+from track_gen.errors import CapacityWarning
+from track_gen.exec import check_mask, mask_to_active
+from track_gen.rng import name_key, stream_state
+from track_gen.tools.component import Component
+from track_gen.tools.types import CheckpointSet, CourseLine
+
+__all__ = ["Checkpoints", "GateCheckpoints", "CheckpointSampler", "DEFAULT_HALF_HEIGHT"]
+
+#: half height [m] of a band-track checkpoint when none is given: the opening is unbounded vertically
+DEFAULT_HALF_HEIGHT = 1.0e6
+
+_PI = wp.constant(math.pi)
+_TWO_PI = wp.constant(2.0 * math.pi)
+
+
+# -- argument checks ------------------------------------------------------------------------------
+def _positive(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a number > 0, got {type(value).__name__}")
+    v = float(value)
+    if not (math.isfinite(v) and v > 0.0):
+        raise ValueError(f"{name}: must be > 0 and finite, got {value!r}")
+    return v
+
+
+def _capacity_arg(value):
+    if value is None or (isinstance(value, str) and value == "auto"):
+        return None
+    if isinstance(value, str):
+        raise ValueError(f"max_checkpoints: expected an int >= 3, 'auto' or None, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"max_checkpoints: expected an int >= 3, 'auto' or None, got {type(value).__name__}")
+    if int(value) < 3:
+        raise ValueError(f"max_checkpoints: must be >= 3, got {int(value)}")
+    return int(value)
+
+
+def _ceil_ratio(length: np.ndarray, spacing: float) -> np.ndarray:
+    """ceil(length / spacing) as the kernel computes it (float32)."""
+    with np.errstate(all="ignore"):
+        return np.ceil(np.asarray(length, np.float32) / np.float32(spacing)).astype(np.float64)
+
+
+# -- kernels --------------------------------------------------------------------------------------
+@wp.func
+def _zero_row(e: int, k: int, pos: wp.array2d(dtype=wp.vec3f), normal: wp.array2d(dtype=wp.vec3f),
+              hw: wp.array2d(dtype=wp.float32), hh: wp.array2d(dtype=wp.float32), cs: wp.array2d(dtype=wp.float32)):
+    pos[e, k] = wp.vec3f(0.0, 0.0, 0.0)
+    normal[e, k] = wp.vec3f(0.0, 0.0, 0.0)
+    hw[e, k] = 0.0
+    hh[e, k] = 0.0
+    cs[e, k] = 0.0
+
+
+@wp.kernel
+def _track_checkpoints(
+    active: wp.array(dtype=wp.int32),
+    use_mask: int,
+    valid: wp.array(dtype=wp.int32),
+    xy: wp.array2d(dtype=wp.vec2f),
+    z: wp.array2d(dtype=wp.float32),
+    half_width: wp.array2d(dtype=wp.float32),
+    tangent: wp.array2d(dtype=wp.vec2f),
+    s: wp.array2d(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
+    num_points: int,
+    spacing: float,
+    cap: int,
+    half_height: float,
+    # outputs
+    pos: wp.array2d(dtype=wp.vec3f),
+    normal: wp.array2d(dtype=wp.vec3f),
+    hw: wp.array2d(dtype=wp.float32),
+    hh: wp.array2d(dtype=wp.float32),
+    cs: wp.array2d(dtype=wp.float32),
+    count: wp.array(dtype=wp.int32),
+    length_out: wp.array(dtype=wp.float32),
+    closed: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if use_mask != 0 and active[e] == 0:
+        return
+    total = length[e]
+    n = int(0)
+    if valid[e] != 0 and wp.isfinite(total) and total > 0.0:
+        c = wp.min(wp.ceil(total / spacing), float(cap))
+        n = wp.max(int(c), 3)
+    N = num_points
+    i = int(0)
+    for k in range(n):
+        sk = float(k) * total / float(n)
+        while i < N - 1:
+            if s[e, i + 1] > sk:
+                break
+            i += 1
+        j = (i + 1) % N
+        s0 = s[e, i]
+        s1 = total
+        if i < N - 1:
+            s1 = s[e, i + 1]
+        ds = s1 - s0
+        f = float(0.0)
+        slope = float(0.0)
+        if ds > 0.0:
+            f = wp.clamp((sk - s0) / ds, 0.0, 1.0)
+            slope = (z[e, j] - z[e, i]) / ds
+        p = xy[e, i] + (xy[e, j] - xy[e, i]) * f
+        t = tangent[e, i] * (1.0 - f) + tangent[e, j] * f
+        if wp.length(t) < 1.0e-6:
+            t = xy[e, j] - xy[e, i]
+        t = wp.normalize(t)
+        pos[e, k] = wp.vec3f(p[0], p[1], z[e, i] + (z[e, j] - z[e, i]) * f)
+        normal[e, k] = wp.normalize(wp.vec3f(t[0], t[1], slope))
+        hw[e, k] = half_width[e, i] + (half_width[e, j] - half_width[e, i]) * f
+        hh[e, k] = half_height
+        cs[e, k] = sk
+    for k in range(n, cap):
+        _zero_row(e, k, pos, normal, hw, hh, cs)
+    count[e] = n
+    if n > 0:
+        length_out[e] = total
+    else:
+        length_out[e] = 0.0
+    closed[e] = 1
+
+
+@wp.kernel
+def _gate_checkpoints(
+    active: wp.array(dtype=wp.int32),
+    use_mask: int,
+    valid: wp.array(dtype=wp.int32),
+    gpos: wp.array2d(dtype=wp.vec3f),
+    gnormal: wp.array2d(dtype=wp.vec3f),
+    gcount: wp.array(dtype=wp.int32),
+    width: wp.array(dtype=wp.float32),
+    height: wp.array(dtype=wp.float32),
+    is_closed: int,
+    cap: int,
+    line_mode: int,  # 0: no course line, 1: the line's gate_s, 2: project onto the line
+    gate_s: wp.array2d(dtype=wp.float32),
+    line_points: wp.array2d(dtype=wp.vec3f),
+    line_s: wp.array2d(dtype=wp.float32),
+    line_count: wp.array(dtype=wp.int32),
+    line_length: wp.array(dtype=wp.float32),
+    line_closed: wp.array(dtype=wp.int32),
+    # outputs
+    pos: wp.array2d(dtype=wp.vec3f),
+    normal: wp.array2d(dtype=wp.vec3f),
+    hw: wp.array2d(dtype=wp.float32),
+    hh: wp.array2d(dtype=wp.float32),
+    cs: wp.array2d(dtype=wp.float32),
+    count: wp.array(dtype=wp.int32),
+    length_out: wp.array(dtype=wp.float32),
+    closed: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if use_mask != 0 and active[e] == 0:
+        return
+    n = wp.clamp(gcount[e], 0, cap)
+    if valid[e] == 0:
+        n = 0
+    m = int(0)  # points of the course line (0: use the gate polyline)
+    if line_mode != 0 and n > 0:
+        m = line_count[e]
+        if m < 2:
+            m = 0
+    acc = float(0.0)
+    for g in range(n):
+        p = gpos[e, g]
+        if g > 0:
+            acc += wp.length(p - gpos[e, g - 1])
+        sg = acc
+        if m > 0 and line_mode == 1:
+            sg = gate_s[e, g]
+        elif m > 0:
+            segs = m - 1
+            if line_closed[e] != 0:
+                segs = m
+            best = float(1.0e30)
+            for i in range(segs):
+                i1 = (i + 1) % m
+                a = line_points[e, i]
+                d = line_points[e, i1] - a
+                sa = line_s[e, i]
+                sb = line_length[e]
+                if i + 1 < m:
+                    sb = line_s[e, i + 1]
+                dd = wp.dot(d, d)
+                f = float(0.0)
+                if dd > 0.0:
+                    f = wp.clamp(wp.dot(p - a, d) / dd, 0.0, 1.0)
+                dist = wp.length(p - (a + d * f))
+                if dist < best:
+                    best = dist
+                    sg = sa + (sb - sa) * f
+        pos[e, g] = p
+        normal[e, g] = gnormal[e, g]
+        hw[e, g] = 0.5 * width[e]
+        hh[e, g] = 0.5 * height[e]
+        cs[e, g] = sg
+    for k in range(n, cap):
+        _zero_row(e, k, pos, normal, hw, hh, cs)
+    total = acc
+    if is_closed != 0 and n > 1:
+        total += wp.length(gpos[e, 0] - gpos[e, n - 1])
+    if m > 0:
+        total = line_length[e]
+    if n == 0:
+        total = 0.0
+    count[e] = n
+    length_out[e] = total
+    closed[e] = is_closed
+
+
+@wp.func
+def _wrap(a: float) -> float:
+    return a - _TWO_PI * wp.floor((a + _PI) / _TWO_PI)
+
+
+@wp.kernel
+def _sample(
+    active: wp.array(dtype=wp.int32),
+    seeds: wp.array(dtype=wp.int32),
+    counter: wp.array(dtype=wp.int32),
+    key: int,
+    cp_pos: wp.array2d(dtype=wp.vec3f),
+    cp_normal: wp.array2d(dtype=wp.vec3f),
+    cp_count: wp.array(dtype=wp.int32),
+    start_pos: wp.array(dtype=wp.vec3f),
+    start_yaw: wp.array(dtype=wp.float32),
+    jitter_lateral: float,
+    jitter_vertical: float,
+    jitter_yaw: float,
+    out_index: wp.array(dtype=wp.int32),
+    out_pos: wp.array(dtype=wp.vec3f),
+    out_yaw: wp.array(dtype=wp.float32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    c = counter[e] + 1
+    counter[e] = c
+    st = stream_state(seeds[e], c, key, 0)
+    r0 = wp.randf(st)
+    r1 = wp.randf(st)
+    r2 = wp.randf(st)
+    r3 = wp.randf(st)
+    n = cp_count[e]
+    if n <= 0:
+        out_index[e] = -1
+        out_pos[e] = start_pos[e]
+        out_yaw[e] = start_yaw[e]
+        return
+    k = wp.min(int(r0 * float(n)), n - 1)
+    nn = cp_normal[e, k]
+    lat = wp.vec3f(-nn[1], nn[0], 0.0)
+    ll = wp.length(lat)
+    if ll > 0.0:
+        lat = lat / ll
+    p = cp_pos[e, k] + lat * (jitter_lateral * (2.0 * r1 - 1.0))
+    p = p + wp.vec3f(0.0, 0.0, jitter_vertical * (2.0 * r2 - 1.0))
+    out_index[e] = k
+    out_pos[e] = p
+    out_yaw[e] = _wrap(wp.atan2(nn[1], nn[0]) + jitter_yaw * (2.0 * r3 - 1.0))
+
+
+@wp.kernel
+def _index_seeds(seeds: wp.array(dtype=wp.int32)):
+    e = wp.tid()
+    seeds[e] = e
+
+
+# -- the sampler ----------------------------------------------------------------------------------
+class CheckpointSampler:
+    """Puts a pose at a random checkpoint of each masked env (for random-start resets).
+
+    ``sample`` draws, per masked env, a checkpoint index uniformly in ``[0, count)`` and writes
+    its centre and heading (the yaw of its normal) into your arrays. Draws are counter based:
+    env ``e``'s n-th draw is ``stream_state(seed[e], n, key, 0)`` with the generator's per-env
+    seed and a counter per env that this sampler owns and advances on every call for masked envs
+    only, so an env's draws do not depend on the other envs, the mask, or ``num_envs``.
+
+    Recordable (one launch, two with a non-int32 mask; no allocation or sync), so it can sit in
+    the same graph as ``course.regenerate(mask=...)`` (call it after: it reads the refreshed
+    checkpoints). Cost: O(1) per masked env.
+
+    Attributes:
+        checkpoints: the :class:`CheckpointSet` it samples from.
+        counter: [E] int32 draws made per env (yours to zero for a replayable sequence).
+    """
+
+    def __init__(self, checkpoints: CheckpointSet, start_pos: wp.array, start_yaw: wp.array,
+                 seeds: wp.array | None, device, key: int | None = None):
+        self.checkpoints = checkpoints
+        self.device = wp.get_device(device)
+        self.num_envs = int(checkpoints.count.shape[0])
+        E = self.num_envs
+        self._start_pos, self._start_yaw = start_pos, start_yaw
+        if seeds is None:
+            seeds = wp.zeros(E, dtype=wp.int32, device=self.device)
+            wp.launch(_index_seeds, dim=E, inputs=[seeds], device=self.device)
+        self.seeds = seeds
+        self.key = name_key("checkpoints.sampler") if key is None else int(key)
+        self.counter = wp.zeros(E, dtype=wp.int32, device=self.device)
+        self._active = wp.zeros(E, dtype=wp.int32, device=self.device)
+        self._index = wp.zeros(E, dtype=wp.int32, device=self.device)
+
+    def _check_out(self, name, arr, dtype):
+        if not isinstance(arr, wp.array):
+            raise TypeError(f"sample: {name} must be a wp.array, got {type(arr).__name__}")
+        if tuple(arr.shape) != (self.num_envs,) or arr.dtype != dtype:
+            raise ValueError(
+                f"sample: {name} must be a [{self.num_envs}] {dtype.__name__} array, got shape {tuple(arr.shape)} "
+                f"dtype {getattr(arr.dtype, '__name__', arr.dtype)}"
+            )
+        if wp.get_device(arr.device) != self.device:
+            raise ValueError(f"sample: {name} is on {arr.device}, the course on {self.device}")
+
+    def sample(self, mask: wp.array, out_index: wp.array | None, out_pos: wp.array, out_yaw: wp.array, *,
+               jitter=(0.0, 0.0, 0.0)) -> None:
+        """Write a random checkpoint pose for every env of ``mask``; other envs' entries are untouched.
+
+        Args:
+            mask: [E] int32 (or bool / uint8) array, nonzero = sample this env.
+            out_index: [E] int32, the checkpoint drawn (-1 when the env has none), or None.
+            out_pos: [E] vec3f, the checkpoint centre plus jitter [m].
+            out_yaw: [E] float32, the yaw of the checkpoint normal plus jitter, in [-pi, pi) [rad].
+            jitter: (lateral [m], vertical [m], yaw [rad]) half ranges of uniform offsets: lateral
+                along the checkpoint's horizontal left axis, vertical along z (not clamped to the
+                opening: keep them inside it yourself).
+
+        An env with no checkpoint (an invalid course) gets index -1 and the generator's start pose.
+        """
+        check_mask(mask, self.num_envs, self.device)
+        if out_index is None:
+            out_index = self._index
+        self._check_out("out_index", out_index, wp.int32)
+        self._check_out("out_pos", out_pos, wp.vec3f)
+        self._check_out("out_yaw", out_yaw, wp.float32)
+        try:
+            jl, jv, jy = (float(j) for j in jitter)
+        except (TypeError, ValueError):
+            raise TypeError(f"sample: jitter must be three numbers (lateral, vertical, yaw), got {jitter!r}") from None
+        if not all(math.isfinite(j) and j >= 0.0 for j in (jl, jv, jy)):
+            raise ValueError(f"sample: jitter entries must be finite and >= 0, got {jitter!r}")
+        active = mask
+        if mask.dtype != wp.int32:
+            mask_to_active(mask, self._active)
+            active = self._active
+        cp = self.checkpoints
+        wp.launch(
+            _sample, dim=self.num_envs,
+            inputs=[active, self.seeds, self.counter, self.key, cp.pos, cp.normal, cp.count, self._start_pos,
+                    self._start_yaw, jl, jv, jy],
+            outputs=[out_index, out_pos, out_yaw], device=self.device,
+        )
+
+    def __repr__(self) -> str:
+        return f"CheckpointSampler(num_envs={self.num_envs}, capacity={self.checkpoints.pos.shape[1]})"
+
+
+# -- components -----------------------------------------------------------------------------------
+def _alloc_set(E: int, C: int, device) -> CheckpointSet:
+    z2 = lambda dt: wp.zeros((E, C), dtype=dt, device=device)  # noqa: E731
+    return CheckpointSet(
+        pos=z2(wp.vec3f), normal=z2(wp.vec3f), half_width=z2(wp.float32), half_height=z2(wp.float32),
+        s=z2(wp.float32), count=wp.zeros(E, dtype=wp.int32, device=device),
+        length=wp.zeros(E, dtype=wp.float32, device=device), closed=wp.zeros(E, dtype=wp.int32, device=device),
+    )
+
+
+class _CheckpointComponent(Component):
+    name = "checkpoints"
+
+    def _finish_attach(self, ctx, C: int) -> None:
+        self.capacity = int(C)
+        self.result = _alloc_set(ctx.num_envs, C, ctx.device)
+        self._all = wp.ones(ctx.num_envs, dtype=wp.int32, device=ctx.device)
+        seeds = getattr(getattr(ctx.generator, "seeds", None), "seeds", None)
+        if not isinstance(seeds, wp.array):
+            seeds = None
+        self.utility = CheckpointSampler(self.result, ctx.result.start_pos, ctx.result.start_yaw, seeds, ctx.device)
+
+    @property
+    def sampler(self) -> CheckpointSampler:
+        """The :class:`CheckpointSampler` over this component's checkpoints (``course.checkpoint_sampler``)."""
+        return self.utility
+
+    def _mask(self, mask):
+        return (self._all, 0) if mask is None else (mask, 1)
+
+
+class Checkpoints(_CheckpointComponent):
+    """Band-track checkpoints evenly spaced by arc length along the centerline.
+
+    Per env, ``count = clamp(ceil(length / spacing), 3, C)`` and checkpoint ``k`` sits at arc length
+    ``s_k = k * length / count`` from the start line (checkpoint 0 is the start line; the loop is
+    closed, so checkpoint ``count - 1`` is followed by 0). Arc length and ``length`` are the band's
+    own (``result.s``, ``result.length``: horizontal on elevated tracks). At ``s_k``, linearly
+    interpolated between the two centerline points around it: ``pos`` (xy and z), ``half_width``
+    (the band's), ``normal`` = the unit 3D direction of travel (the interpolated band tangent with
+    the segment's z slope). ``half_height`` is the given value, else :data:`DEFAULT_HALF_HEIGHT`.
+
+    Args:
+        spacing: target distance between checkpoints [m], > 0.
+        max_checkpoints: capacity C. An int (>= 3): yours; a longer course gets C checkpoints
+            (its spacing widens), silently. ``"auto"`` / None: ``max(3, ceil(max_loop_length /
+            spacing))`` when the layout declares ``max_loop_length``; otherwise (elevated tracks
+            declare none) the longest valid course of the construction batch decides, read back
+            once in ``attach``: later, longer courses are clipped silently (pass an int to size it).
+            When the capacity chosen here clips a valid course of the construction batch, one
+            :class:`~track_gen.errors.CapacityWarning` says so.
+        half_height: vertical half extent of the openings [m], > 0 (None: unbounded in practice).
+
+    Raises TypeError / ValueError naming the argument. ``on_generate``: one launch, O(N + C) per
+    env. Invalid course: count 0, rows zero, length 0.
+    """
+
+    topology = ("track",)
+
+    def __init__(self, spacing, max_checkpoints="auto", half_height=None):
+        self.spacing = _positive("spacing", spacing)
+        self.max_checkpoints = _capacity_arg(max_checkpoints)
+        self.half_height = DEFAULT_HALF_HEIGHT if half_height is None else _positive("half_height", half_height)
+
+    def attach(self, ctx) -> None:
+        C = self.max_checkpoints
+        if C is None:
+            C = self._auto_capacity(ctx)
+        self._finish_attach(ctx, C)
+
+    def _auto_capacity(self, ctx) -> int:
+        if getattr(ctx.generator, "prepared", True) is False:
+            ctx.generator.prepare()  # the construction batch must exist before it is read back
+        valid = ctx.result.valid.numpy() != 0
+        length = ctx.result.length.numpy().astype(np.float64)
+        ok = valid & np.isfinite(length) & (length > 0.0)
+        need = _ceil_ratio(length[ok], self.spacing)
+        bound = getattr(ctx.layout, "max_loop_length", None)
+        if bound is None:
+            self.capacity_source = "readback"
+            return int(max(3, need.max())) if need.size else 3
+        self.capacity_source = "max_loop_length"
+        C = int(max(3, math.ceil(float(bound) / self.spacing), _ceil_ratio(np.array([bound]), self.spacing)[0]))
+        over = need > C
+        if over.any():
+            warnings.warn(
+                f"Checkpoints: {int(over.sum())} valid course(s) of the construction batch need up to "
+                f"{int(need.max())} checkpoints at spacing {self.spacing:g} m, more than the {C} sized from "
+                f"layout.max_loop_length={float(bound):g}; their checkpoints spread out to length / {C}; pass a "
+                f"larger max_checkpoints",
+                CapacityWarning, stacklevel=4,
+            )
+        return C
+
+    def on_generate(self, ctx, mask) -> None:
+        r, g = self.result, ctx.result
+        active, use = self._mask(mask)
+        wp.launch(
+            _track_checkpoints, dim=ctx.num_envs,
+            inputs=[active, use, g.valid, g.xy, g.z, g.half_width, g.tangent, g.s, g.length, int(g.xy.shape[1]),
+                    self.spacing, self.capacity, self.half_height],
+            outputs=[r.pos, r.normal, r.half_width, r.half_height, r.s, r.count, r.length, r.closed],
+            device=ctx.device,
+        )
+
+
+class GateCheckpoints(_CheckpointComponent):
+    """One checkpoint per gate opening of a gate course.
+
+    Checkpoint ``g`` = gate ``g``: ``pos`` its centre, ``normal`` its normal, ``half_width`` /
+    ``half_height`` half the opening's width / height; ``count`` the gate count, capacity C =
+    ``layout.gates``; ``closed`` the course's (1 loop, 0 sprint).
+
+    ``s`` and ``length``: with a ``"centerline"`` component in the course (it runs first), the
+    gate's arc length along that course line (:class:`~track_gen.tools.centerline.CenterlineFromGates`
+    publishes it as ``gate_s``; any other course line is searched for the gate centre's nearest
+    point) and the line's length. Without one, the cumulative 3D distance through the gate
+    centres from gate 0 (``s = 0``) and that polyline's length, the closing leg included on a loop.
+
+    ``on_generate``: one launch, O(G) per env (O(G * N) projecting onto a foreign line). Invalid
+    course: count 0, rows zero, length 0.
+    """
+
+    topology = ("gates",)
+    optional = ("centerline",)
+
+    def attach(self, ctx) -> None:
+        E, d = ctx.num_envs, ctx.device
+        self._finish_attach(ctx, int(ctx.layout.gates))
+        self._line_mode = 0
+        line = ctx.component("centerline") if ctx.has("centerline") else None
+        self._line = line
+        if line is not None:
+            res = line.result
+            if not isinstance(res, CourseLine):
+                raise TypeError(
+                    f"GateCheckpoints reads the 'centerline' component's CourseLine, got {type(res).__name__}"
+                )
+            gate_s = getattr(line, "gate_s", None)
+            if isinstance(gate_s, wp.array) and tuple(gate_s.shape) == (E, self.capacity):
+                self._line_mode = 1
+            else:
+                self._line_mode = 2
+        if self._line_mode != 1:
+            gate_s = wp.zeros((E, 1), dtype=wp.float32, device=d)
+        self._gate_s = gate_s
+        if line is None:
+            self._line_arrays = (wp.zeros((E, 1), dtype=wp.vec3f, device=d), wp.zeros((E, 1), dtype=wp.float32, device=d),
+                                 wp.zeros(E, dtype=wp.int32, device=d), wp.zeros(E, dtype=wp.float32, device=d),
+                                 wp.zeros(E, dtype=wp.int32, device=d))
+        else:
+            r = line.result
+            self._line_arrays = (r.points, r.s, r.count, r.length, r.closed)
+
+    def on_generate(self, ctx, mask) -> None:
+        r, g = self.result, ctx.result
+        active, use = self._mask(mask)
+        wp.launch(
+            _gate_checkpoints, dim=ctx.num_envs,
+            inputs=[active, use, g.valid, g.pos, g.normal, g.count, g.width, g.height, int(bool(g.closed)),
+                    self.capacity, self._line_mode, self._gate_s, *self._line_arrays],
+            outputs=[r.pos, r.normal, r.half_width, r.half_height, r.s, r.count, r.length, r.closed],
+            device=ctx.device,
+        )

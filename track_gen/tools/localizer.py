@@ -1,0 +1,499 @@
+"""Localizer: each env's pose in the frame of its course line (``StepResult.frame``).
+
+Per env and step the body position is projected on the env's polyline (the nearest point over
+all segments, 3D distance) and expressed as arc length, signed lateral offset, height, heading,
+tangent, segment index and distance: a :class:`~track_gen.tools.types.TrackFrame`.
+
+Where the line comes from:
+
+* ``source="centerline"`` (any name): that component's ``result``, a
+  :class:`~track_gen.tools.types.CourseLine` (``count`` points in use, open or closed). The course
+  runs the source first, so its ``on_generate`` has refreshed the line when ours reads it.
+* ``source=None``: a band track generator's result (``xy``, ``z``, ``s``, ``length``, ``valid``:
+  a closed loop of N points), copied into the localizer's own CourseLine (``localizer.line``)
+  in ``on_generate``, masked envs only. Its ``s``/``length`` are the generator's; its tangent is
+  the unit direction of each chord (point i to i+1), not the generator's smooth tangent.
+
+Search, per step (one thread per env, cost in segment evaluations):
+
+* global (``warm_window=None``, and every fallback): the exact nearest segment. Segments are
+  grouped in blocks of :data:`BLOCK` with a bounding sphere baked in ``on_generate``; the block
+  with the nearest sphere is scanned first, then every block whose sphere could still hold a
+  nearer segment. Typically ``N / BLOCK`` sphere tests plus one to three blocks; ``N`` at worst.
+* warm (``warm_window=w``): only the ``2w + 1`` segments ``prev - w .. prev + w`` around the
+  env's previous segment (cyclic on closed lines, clamped to ``[0, m)`` on open ones), so
+  ``O(w)`` per step. The window result is accepted unless a fallback rule below fires, in which
+  case the step runs the global search instead (its result, never a mix).
+
+Warm fallback rules (exact). With ``m`` segments, ``d`` the distance to the window's nearest
+segment ``j`` and ``q`` the projection on it, the step searches globally when
+
+1. there is no previous segment: after construction, regeneration, ``reset``, or a step whose
+   result was invalid (segment -1);
+2. the window would cover the whole line (``2w + 1 >= m`` closed; ``lo == 0 and hi == m - 1``
+   open) -- the global search is then no dearer;
+3. ``j`` is the first or last segment of the window and more segments lie beyond that end (the
+   body may have moved past the window); an end of an open line is not such an end;
+4. ``d`` exceeds the reach of the window: the arc length from ``q`` to the nearer window end
+   (measured along the window's segments; infinite towards an end of an open line). A body
+   farther from the line than the window extends along it may be nearer to some other part.
+
+Ties are broken by the lowest segment index, in both modes, so the nearest segment is the
+lexicographic minimum of (squared distance, index) over the segments searched. Hence the warm
+result equals the global one, bit for bit, whenever the global nearest segment lies inside the
+window (every segment is evaluated by the same code). When it does not and no rule fires --
+e.g. a car drifting slowly across the infield of a hairpin towards the other leg, less than the
+window's reach away from its own leg -- the warm localizer keeps following the current leg:
+it tracks continuously instead of jumping (which is also what progress rewards usually want).
+
+Outputs (``result``, [E] each), for the nearest segment ``j`` from point ``P[j]`` to ``P[j+1]``
+(``P[0]`` for the closing segment of a closed line), ``t`` in [0, 1] the position on it:
+
+* ``s = line.s[j] + t * (s_next - line.s[j])`` with ``s_next = line.s[j+1]`` (``line.length`` for
+  the closing segment): in [0, length] [m];
+* ``lateral``: horizontal offset from the projection, ``cross(h, offset).z`` with ``h`` the
+  segment's unit horizontal direction, > 0 left of travel (0 on a vertical segment) [m];
+* ``vertical``: ``offset.z``, height above the projection [m];
+* ``heading``: yaw of the body's x axis (from the xyzw quaternion, any nonzero scale) minus
+  the segment's yaw ``atan2(dy, dx)``, wrapped to [-pi, pi) [rad]; 0 when ``orientation`` is not
+  bound or is not finite;
+* ``tangent``: the segment's unit 3D direction (zero for a zero-length segment);
+* ``segment``: ``j``; ``distance``: 3D distance to the projection [m].
+
+Failure modes (never NaN, never a crash, never another env): an env whose line is unusable --
+generator ``valid == 0``, fewer than 2 points, more points than capacity, a non-finite point,
+``s`` or ``length`` -- or whose position is not finite (or so large that its squared distance
+overflows float32) gets ``segment = -1`` and every other field 0, and loses its warm state.
+``reset`` does not touch ``result``: it keeps its last value until the next ``step``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import warp as wp
+
+from track_gen.tools.component import Component, InputSpec
+from track_gen.tools.types import CourseLine, TrackFrame
+
+__all__ = ["Localizer", "BLOCK", "SEARCH_NONE", "SEARCH_WARM", "SEARCH_GLOBAL"]
+
+#: segments per bounding-sphere block of the global search
+BLOCK = 16
+#: values of ``Localizer.search`` ([E] int32, per step): how the env's result was found
+SEARCH_NONE = 0  # invalid line or position: no search
+SEARCH_WARM = 1  # the warm window result was accepted
+SEARCH_GLOBAL = 2  # global search (global mode, no previous segment, or a fallback rule fired)
+
+
+
+# -- on_generate ----------------------------------------------------------------------------------
+@wp.func
+def _unit_or_zero(v: wp.vec3f):
+    n = wp.length(v)
+    if n > 0.0:
+        return v / n
+    return wp.vec3f(0.0, 0.0, 0.0)
+
+
+@wp.kernel
+def _copy_track(active: wp.array(dtype=wp.int32), use_mask: int, xy: wp.array2d(dtype=wp.vec2f),
+                z: wp.array2d(dtype=wp.float32), s: wp.array2d(dtype=wp.float32),
+                length: wp.array(dtype=wp.float32), num_points: int,
+                points: wp.array2d(dtype=wp.vec3f), tangent: wp.array2d(dtype=wp.vec3f),
+                line_s: wp.array2d(dtype=wp.float32), count: wp.array(dtype=wp.int32),
+                line_length: wp.array(dtype=wp.float32), closed: wp.array(dtype=wp.int32)):
+    """A band track (closed loop of N points) into a CourseLine, masked envs only."""
+    e = wp.tid()
+    if use_mask != 0 and active[e] == 0:
+        return
+    for i in range(num_points):
+        p = xy[e, i]
+        points[e, i] = wp.vec3f(p[0], p[1], z[e, i])
+        line_s[e, i] = s[e, i]
+    for i in range(num_points):
+        nxt = i + 1
+        if nxt == num_points:
+            nxt = 0
+        tangent[e, i] = _unit_or_zero(points[e, nxt] - points[e, i])
+    count[e] = num_points
+    line_length[e] = length[e]
+    closed[e] = 1
+
+
+@wp.func
+def _finite3(v: wp.vec3f):
+    return wp.isfinite(v[0]) and wp.isfinite(v[1]) and wp.isfinite(v[2])
+
+
+@wp.kernel
+def _bake(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array(dtype=wp.int32),
+          points: wp.array2d(dtype=wp.vec3f), s: wp.array2d(dtype=wp.float32), count: wp.array(dtype=wp.int32),
+          length: wp.array(dtype=wp.float32), closed: wp.array(dtype=wp.int32), capacity: int, block: int,
+          seg_a: wp.array2d(dtype=wp.vec4f), seg_d: wp.array2d(dtype=wp.vec4f), seg_s: wp.array2d(dtype=wp.vec2f),
+          spheres: wp.array2d(dtype=wp.vec4f), num_seg: wp.array(dtype=wp.int32), prev: wp.array(dtype=wp.int32)):
+    """Per segment: start point + 1/len^2, direction + len, (s0, ds); per block a bounding sphere.
+
+    Rows past the env's segment count are zeroed, so the baked rows are a function of the line.
+    """
+    e = wp.tid()
+    if use_mask != 0 and active[e] == 0:
+        return
+    prev[e] = -1
+    n = count[e]
+    is_closed = closed[e] != 0
+    ok = valid[e] != 0 and n >= 2 and n <= capacity and wp.isfinite(length[e])
+    m = int(0)
+    if ok:
+        m = n - 1
+        if is_closed:
+            m = n
+    for j in range(m):
+        nxt = j + 1
+        s1 = float(0.0)
+        if nxt == n:
+            nxt = 0
+            s1 = length[e]
+        else:
+            s1 = s[e, nxt]
+        a = points[e, j]
+        b = points[e, nxt]
+        d = b - a
+        l2 = wp.dot(d, d)
+        s0 = s[e, j]
+        if not (_finite3(a) and _finite3(b) and wp.isfinite(l2) and wp.isfinite(s0) and wp.isfinite(s1)):
+            ok = False
+        inv = float(0.0)
+        if l2 > 1.0e-30:
+            inv = 1.0 / l2
+        seg_a[e, j] = wp.vec4f(a[0], a[1], a[2], inv)
+        seg_d[e, j] = wp.vec4f(d[0], d[1], d[2], wp.sqrt(l2))
+        seg_s[e, j] = wp.vec2f(s0, s1 - s0)
+    if not ok:
+        m = 0
+    cap_blocks = spheres.shape[1]
+    for j in range(m, capacity):
+        seg_a[e, j] = wp.vec4f(0.0, 0.0, 0.0, 0.0)
+        seg_d[e, j] = wp.vec4f(0.0, 0.0, 0.0, 0.0)
+        seg_s[e, j] = wp.vec2f(0.0, 0.0)
+    for bi in range(cap_blocks):
+        lo = bi * block
+        hi = wp.min(lo + block, m)
+        sphere = wp.vec4f(0.0, 0.0, 0.0, 0.0)
+        if lo < hi:
+            first = seg_a[e, lo]
+            bmin = wp.vec3f(first[0], first[1], first[2])
+            bmax = bmin
+            for j in range(lo, hi):
+                sa = seg_a[e, j]
+                sd = seg_d[e, j]
+                a = wp.vec3f(sa[0], sa[1], sa[2])
+                b = a + wp.vec3f(sd[0], sd[1], sd[2])
+                bmin = wp.min(bmin, wp.min(a, b))
+                bmax = wp.max(bmax, wp.max(a, b))
+            c = 0.5 * (bmin + bmax)
+            r = float(0.0)
+            for j in range(lo, hi):
+                sa = seg_a[e, j]
+                sd = seg_d[e, j]
+                a = wp.vec3f(sa[0], sa[1], sa[2])
+                b = a + wp.vec3f(sd[0], sd[1], sd[2])
+                r = wp.max(r, wp.max(wp.length(a - c), wp.length(b - c)))
+            # inflate for float32 rounding: the sphere must hold every evaluated point
+            r = r * 1.0001 + 1.0e-6 * (wp.length(c) + 1.0)
+            sphere = wp.vec4f(c[0], c[1], c[2], r)
+        spheres[e, bi] = sphere
+    num_seg[e] = m
+
+
+@wp.kernel
+def _invalidate(active: wp.array(dtype=wp.int32), prev: wp.array(dtype=wp.int32)):
+    e = wp.tid()
+    if active[e] != 0:
+        prev[e] = -1
+
+
+# -- step -------------------------------------------------------------------------------------
+@wp.func
+def _wrap_angle(a: float):
+    """a in [-2pi, 2pi] -> [-pi, pi) (float32 pi)."""
+    r = a
+    if r >= wp.pi:
+        r = r - wp.tau
+    if r < -wp.pi:
+        r = r + wp.tau
+    if r >= wp.pi:  # rounding of the subtraction
+        r = -wp.pi
+    return r
+
+
+@wp.kernel
+def _locate(pos: wp.array(dtype=wp.vec3f), quat: wp.array(dtype=wp.quatf), has_quat: int, window: int,
+            block: int, seg_a: wp.array2d(dtype=wp.vec4f), seg_d: wp.array2d(dtype=wp.vec4f),
+            seg_s: wp.array2d(dtype=wp.vec2f), spheres: wp.array2d(dtype=wp.vec4f),
+            num_seg: wp.array(dtype=wp.int32), closed: wp.array(dtype=wp.int32), prev: wp.array(dtype=wp.int32),
+            out_s: wp.array(dtype=wp.float32), out_lateral: wp.array(dtype=wp.float32),
+            out_vertical: wp.array(dtype=wp.float32), out_heading: wp.array(dtype=wp.float32),
+            out_tangent: wp.array(dtype=wp.vec3f), out_segment: wp.array(dtype=wp.int32),
+            out_distance: wp.array(dtype=wp.float32), search: wp.array(dtype=wp.int32)):
+    e = wp.tid()
+    p = pos[e]
+    m = num_seg[e]
+    is_closed = closed[e] != 0
+
+    best_d2 = float(wp.inf)
+    best_j = int(-1)
+    best_t = float(0.0)
+    mode = int(1)  # 0: warm window, 1: global
+    w_start = int(0)
+    w_len = int(0)
+    open_lo = False  # the window's first segment is the start of an open line
+    open_hi = False
+    if m > 0 and _finite3(p):
+        pj = prev[e]
+        if window > 0 and pj >= 0 and pj < m:
+            if is_closed:
+                if 2 * window + 1 < m:
+                    mode = 0
+                    w_start = pj - window
+                    if w_start < 0:
+                        w_start = w_start + m
+                    w_len = 2 * window + 1
+            else:
+                lo = wp.max(pj - window, 0)
+                hi = wp.min(pj + window, m - 1)
+                if lo > 0 or hi < m - 1:
+                    mode = 0
+                    w_start = lo
+                    w_len = hi - lo + 1
+                    open_lo = lo == 0
+                    open_hi = hi == m - 1
+    else:
+        mode = 2  # nothing to search
+
+    n_blocks = (m + block - 1) // block
+    attempt = int(0)
+    while mode < 2 and attempt < 2:
+        attempt += 1
+        best_d2 = float(wp.inf)
+        best_j = int(-1)
+        best_t = float(0.0)
+        best_k = int(-1)
+        left = float(0.0)
+        acc = float(0.0)
+        units = 1
+        first_block = int(0)
+        if mode == 1:
+            units = n_blocks + 1
+            # scan the block whose sphere is nearest first: a tight bound for pruning the rest
+            best_lb = float(wp.inf)
+            for bi in range(n_blocks):
+                sp = spheres[e, bi]
+                lb = wp.length(p - wp.vec3f(sp[0], sp[1], sp[2])) - sp[3]
+                if lb < best_lb:
+                    best_lb = lb
+                    first_block = bi
+        for u in range(units):
+            start = w_start
+            count = w_len
+            if mode == 1:
+                bi = first_block
+                if u > 0:
+                    bi = u - 1
+                start = bi * block
+                count = wp.min(block, m - start)
+                if u > 0:
+                    if bi == first_block:
+                        count = 0
+                    else:
+                        sp = spheres[e, bi]
+                        dc = wp.length(p - wp.vec3f(sp[0], sp[1], sp[2]))
+                        if dc - sp[3] > wp.sqrt(best_d2) + 1.0e-5 * (dc + sp[3]):
+                            count = 0  # no segment of this block can be as near
+            for k in range(count):
+                j = start + k
+                if j >= m:
+                    j = j - m
+                sa = seg_a[e, j]
+                sd = seg_d[e, j]
+                v = p - wp.vec3f(sa[0], sa[1], sa[2])
+                d = wp.vec3f(sd[0], sd[1], sd[2])
+                t = wp.clamp(wp.dot(v, d) * sa[3], 0.0, 1.0)
+                r = v - t * d
+                d2 = wp.dot(r, r)
+                if d2 < best_d2 or (d2 == best_d2 and j < best_j):
+                    best_d2 = d2
+                    best_j = j
+                    best_t = t
+                    best_k = k
+                    left = acc + t * sd[3]
+                acc = acc + sd[3]
+        if mode == 0:
+            right = acc - left
+            if open_lo:
+                left = float(wp.inf)
+            if open_hi:
+                right = float(wp.inf)
+            edge = (best_k == 0 and not open_lo) or (best_k == w_len - 1 and not open_hi)
+            if best_j < 0 or edge or wp.sqrt(best_d2) > wp.min(left, right):
+                mode = 1  # fall back: search again, globally
+                continue
+        break
+
+    if best_j < 0:
+        out_s[e] = 0.0
+        out_lateral[e] = 0.0
+        out_vertical[e] = 0.0
+        out_heading[e] = 0.0
+        out_tangent[e] = wp.vec3f(0.0, 0.0, 0.0)
+        out_segment[e] = -1
+        out_distance[e] = 0.0
+        search[e] = 0
+        prev[e] = -1
+        return
+
+    sa = seg_a[e, best_j]
+    sd = seg_d[e, best_j]
+    ss = seg_s[e, best_j]
+    d = wp.vec3f(sd[0], sd[1], sd[2])
+    off = (p - wp.vec3f(sa[0], sa[1], sa[2])) - best_t * d
+    tangent = wp.vec3f(0.0, 0.0, 0.0)
+    if sd[3] > 0.0:
+        tangent = d / sd[3]
+    hl = wp.sqrt(d[0] * d[0] + d[1] * d[1])
+    lateral = float(0.0)
+    if hl > 0.0:
+        lateral = (d[0] * off[1] - d[1] * off[0]) / hl
+    heading = float(0.0)
+    if has_quat != 0:
+        q = quat[e]
+        # body x axis, up to the positive factor |q|^2: (w^2 + x^2 - y^2 - z^2, 2 (x y + w z))
+        fx = q[3] * q[3] + q[0] * q[0] - q[1] * q[1] - q[2] * q[2]
+        fy = 2.0 * (q[0] * q[1] + q[3] * q[2])
+        if wp.isfinite(fx) and wp.isfinite(fy):
+            heading = _wrap_angle(wp.atan2(fy, fx) - wp.atan2(d[1], d[0]))
+    out_s[e] = ss[0] + best_t * ss[1]
+    out_lateral[e] = lateral
+    out_vertical[e] = off[2]
+    out_heading[e] = heading
+    out_tangent[e] = tangent
+    out_segment[e] = best_j
+    out_distance[e] = wp.sqrt(best_d2)
+    search[e] = 1 + mode
+    prev[e] = best_j
+
+
+# -- component ---------------------------------------------------------------------------------
+class Localizer(Component):
+    """Projects each env's position on its course line every step; ``result`` is a TrackFrame.
+
+    Args:
+        warm_window: None for the exact global search every step, or an int >= 1: search only
+            ``2 * warm_window + 1`` segments around the previous one (``O(warm_window)`` per step),
+            with the fallback rules of the module docstring.
+        source: name of the component whose ``result`` is the CourseLine to follow (ordered
+            before this one and required), or None to follow a band track generator directly.
+
+    Inputs: ``position`` [E] vec3f (required), ``orientation`` [E] quatf xyzw (optional: heading 0).
+
+    Attributes after attach: ``result`` (TrackFrame), ``line`` (the CourseLine followed),
+    ``search`` ([E] int32, per step: :data:`SEARCH_NONE` / :data:`SEARCH_WARM` /
+    :data:`SEARCH_GLOBAL`), ``last_segment`` ([E] int32 warm state, -1 when none).
+
+    Raises:
+        ValueError: ``warm_window`` is not an int >= 1 (or None).
+        TypeError: ``source`` is not a str; the source's result is not a CourseLine; without a
+            source, the generator result is not a band track (``xy``, ``z``, ``s``, ``length``).
+    """
+
+    name = "localizer"
+    inputs = {"position": InputSpec(wp.vec3f), "orientation": InputSpec(wp.quatf, required=False)}
+
+    def __init__(self, warm_window: int | None = None, source: str | None = None):
+        if warm_window is not None and (
+            isinstance(warm_window, bool) or not isinstance(warm_window, numbers.Integral) or warm_window < 1
+        ):
+            raise ValueError(f"warm_window must be None or an int >= 1, got {warm_window!r}")
+        if source is not None and (not isinstance(source, str) or not source):
+            raise TypeError(f"source must be a component name (a non-empty str) or None, got {source!r}")
+        self.warm_window = None if warm_window is None else int(warm_window)
+        self.source = source
+        self.requires = () if source is None else (source,)
+        self.utility = self
+
+    # -- hooks ----------------------------------------------------------------------------------
+    def attach(self, ctx) -> None:
+        E, dev = ctx.num_envs, ctx.device
+        res = ctx.result
+        if self.source is not None:
+            line = ctx.component(self.source).result
+            if not isinstance(line, CourseLine):
+                raise TypeError(
+                    f"localizer: source {self.source!r} must have a CourseLine result, got {type(line).__name__}"
+                )
+            if line.points.ndim != 2 or line.points.shape[0] != E:
+                raise ValueError(f"localizer: source {self.source!r} points must be [{E}, N], got {line.points.shape}")
+            self._track = None
+        else:
+            if not all(hasattr(res, f) for f in ("xy", "z", "s", "length")):
+                raise TypeError(
+                    f"localizer: without source=, the generator must be a band track (result with xy, z, s, "
+                    f"length); {type(res).__name__} is not one. For gates, add a CourseLine component (e.g. "
+                    f"'centerline') and pass source='centerline'"
+                )
+            N = int(res.xy.shape[1])
+
+            def z2(dtype):
+                return wp.zeros((E, N), dtype=dtype, device=dev)
+
+            line = CourseLine(points=z2(wp.vec3f), tangent=z2(wp.vec3f), s=z2(wp.float32),
+                              count=wp.zeros(E, dtype=wp.int32, device=dev),
+                              length=wp.zeros(E, dtype=wp.float32, device=dev),
+                              closed=wp.zeros(E, dtype=wp.int32, device=dev))
+            self._track = res
+        self.line = line
+        N = int(line.points.shape[1])
+        self._capacity = N
+        nb = max(1, (N + BLOCK - 1) // BLOCK)
+        self._seg_a = wp.zeros((E, N), dtype=wp.vec4f, device=dev)
+        self._seg_d = wp.zeros((E, N), dtype=wp.vec4f, device=dev)
+        self._seg_s = wp.zeros((E, N), dtype=wp.vec2f, device=dev)
+        self._spheres = wp.zeros((E, nb), dtype=wp.vec4f, device=dev)
+        self._num_seg = wp.zeros(E, dtype=wp.int32, device=dev)
+        self.last_segment = wp.full(E, -1, dtype=wp.int32, device=dev)
+        self.search = wp.zeros(E, dtype=wp.int32, device=dev)
+        self._no_quat = wp.zeros(1, dtype=wp.quatf, device=dev)
+        self._ones = wp.ones(E, dtype=wp.int32, device=dev)
+        self._valid = res.valid
+        self.result = TrackFrame(
+            s=wp.zeros(E, dtype=wp.float32, device=dev), lateral=wp.zeros(E, dtype=wp.float32, device=dev),
+            vertical=wp.zeros(E, dtype=wp.float32, device=dev), heading=wp.zeros(E, dtype=wp.float32, device=dev),
+            tangent=wp.zeros(E, dtype=wp.vec3f, device=dev), segment=wp.full(E, -1, dtype=wp.int32, device=dev),
+            distance=wp.zeros(E, dtype=wp.float32, device=dev),
+        )
+
+    def on_generate(self, ctx, mask) -> None:
+        active = self._ones if mask is None else mask
+        use = int(mask is not None)
+        line, E, dev = self.line, ctx.num_envs, ctx.device
+        if self._track is not None:
+            t = self._track
+            wp.launch(_copy_track, dim=E, inputs=[active, use, t.xy, t.z, t.s, t.length, self._capacity],
+                      outputs=[line.points, line.tangent, line.s, line.count, line.length, line.closed], device=dev)
+        wp.launch(_bake, dim=E, inputs=[active, use, self._valid, line.points, line.s, line.count, line.length,
+                                        line.closed, self._capacity, BLOCK],
+                  outputs=[self._seg_a, self._seg_d, self._seg_s, self._spheres, self._num_seg, self.last_segment],
+                  device=dev)
+
+    def step(self, ctx) -> None:
+        quat = (self._bound or {}).get("orientation")
+        r = self.result
+        wp.launch(_locate, dim=ctx.num_envs,
+                  inputs=[self._bound["position"], self._no_quat if quat is None else quat, int(quat is not None),
+                          self.warm_window or 0, BLOCK, self._seg_a, self._seg_d, self._seg_s, self._spheres,
+                          self._num_seg, self.line.closed, self.last_segment],
+                  outputs=[r.s, r.lateral, r.vertical, r.heading, r.tangent, r.segment, r.distance, self.search],
+                  device=ctx.device)
+
+    def reset(self, ctx, mask) -> None:
+        wp.launch(_invalidate, dim=ctx.num_envs, inputs=[mask, self.last_segment], device=ctx.device)

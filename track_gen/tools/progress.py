@@ -1,0 +1,347 @@
+"""Progress: checkpoint passes, misses, wrong-way crossings, laps and distance along the course.
+
+:class:`Progress` (built-in name ``"progress"``) reads the :class:`~track_gen.tools.types.CheckpointSet`
+of the component named ``"checkpoints"`` and, each step, the bound ``position`` ([E] vec3f, env
+frame [m]). Its result is a :class:`~track_gen.tools.types.ProgressEvents` (``StepResult.events``).
+
+Rules, per env and step, on the straight segment ``a -> b`` from the previous position ``a`` to the
+current one ``b``; ``d(x) = dot(x - pos[k], normal[k])`` is the signed distance to checkpoint k's plane:
+
+* **pass**: the segment crosses the plane of ``next`` forwards (``d(a) < 0 <= d(b)``) and the
+  crossing point lies in the opening: ``|lateral| <= half_width`` and ``|vertical| <= half_height``,
+  lateral axis ``normalize(cross(z, normal))``, vertical axis ``cross(normal, lateral)``. ``next``
+  then advances and the *following* checkpoints are tested against the same segment (at most
+  ``count`` per step), so a fast body passes each checkpoint exactly once at any speed.
+* **missed** = 1: the chain stops at a forward crossing of ``next``'s plane outside its opening
+  (anywhere on the infinite plane: flying past a gate at any distance is a miss). ``next`` stays.
+* **wrong_way** = 1: the segment crosses the plane of the checkpoint behind (``next - 1`` as at the
+  start of the step; ``count - 1`` for ``next == 0`` on a loop, none on a sprint at ``next == 0``)
+  backwards (``d(a) >= 0 > d(b)``) within twice its opening (``|lateral| <= 2 half_width``,
+  ``|vertical| <= 2 half_height``). State does not change: flying forwards through it again is
+  no event, and ``next`` is still the checkpoint to pass.
+* **lap**: on a loop, passing checkpoint ``count - 1`` wraps ``next`` to 0, ``laps += 1`` and ``lap = 1``
+  (a flag, also when one step completes several laps). On a sprint it finishes the course:
+  ``next = count``, ``laps = 1``, ``lap = 1`` once; a finished sprint gives no further events and
+  its progress stays at the finish.
+* **progress** [m] = ``laps * length`` (loops only) + ``local(b) - local(first position)``, where
+  ``local`` interpolates between the checkpoint behind (p) and ``next`` (n) by the position
+  between their planes: ``t = 1`` when ``d_n >= 0``, ``0`` when ``d_p <= 0``, else
+  ``d_p / (d_p - d_n)``; ``local = s_p + t (s_n - s_p)`` (``s_p - length`` when n = 0 on a loop).
+  ``t`` is 1 on ``next``'s plane and 0 on the same plane once it is passed, so progress is
+  continuous across a pass and never jumps backwards there; it is clamped to the leg between
+  the two planes. Before the first checkpoint of a sprint ``local = s_0 + min(d_0, 0)`` (the signed
+  distance to plane 0). ``delta`` is the change since the previous step, computed from the
+  lap and leg differences (no cancellation of large lap sums).
+* **first step after a reset**: the position is stored as the previous position and the origin
+  of ``progress``; no events, ``progress = delta = 0``. (The sim places the robot after the
+  course reset, so the course start pose is not trusted as the previous position.)
+* **invalid course** (generator ``valid == 0``) or ``count == 0``: no events, ``progress = delta = 0``.
+* **non-finite position** (NaN/inf in any component): no events for that env, ``progress``,
+  ``next``, ``laps``, ``total`` and the stored previous position unchanged, ``delta = 0``. Other
+  envs are unaffected (one thread per env).
+
+Reset: ``next = 0``, or 1 when the course start pose (``ctx.result.start_pos``) lies on or past
+checkpoint 0's plane (``d >= -1 mm``, ``count >= 2``): a course whose checkpoint 0 is the start
+line begins with it behind. Gate courses start before gate 0 (``next = 0``). Counters, progress
+and the previous position are cleared.
+
+Cost per step: one thread per env; the common no-crossing step is two plane tests (wrong way,
+next) and two for the progress, no sqrt or trig; a crossing adds one division and two dots per
+tested checkpoint. Vertical checkpoint normals (no lateral axis) are unsupported: their opening
+test degenerates to "always inside".
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from track_gen.tools.component import Component, InputSpec
+from track_gen.tools.types import ProgressEvents
+
+__all__ = ["Progress", "START_TOLERANCE"]
+
+#: the course start counts as "on checkpoint 0's plane" within this signed distance [m]
+START_TOLERANCE = 1.0e-3
+
+
+@wp.func
+def _in_opening(a: wp.vec3f, b: wp.vec3f, da: float, db: float, p: wp.vec3f, n: wp.vec3f, hw: float,
+                hh: float) -> bool:
+    """Whether the crossing of segment a->b (signed distances da != db) lies in the opening.
+
+    Compares squares scaled by |cross(z, n)|^2, so no normalization (sqrt) is needed."""
+    r = a + (b - a) * (da / (da - db)) - p
+    lat_axis = wp.vec3f(-n[1], n[0], 0.0)  # cross(z, n), length sqrt(q)
+    q = n[0] * n[0] + n[1] * n[1]
+    lat = wp.dot(r, lat_axis)
+    vert = wp.dot(r, wp.cross(n, lat_axis))  # |cross(n, lat_axis)| = sqrt(q) for a unit n
+    return lat * lat <= hw * hw * q and vert * vert <= hh * hh * q
+
+
+@wp.func
+def _local(x: wp.vec3f, e: int, nx: int, n: int, closed: int, cp_pos: wp.array2d(dtype=wp.vec3f),
+           cp_normal: wp.array2d(dtype=wp.vec3f), cp_s: wp.array2d(dtype=wp.float32), length: float) -> float:
+    """Within-lap progress [m] of position x with checkpoint nx next (see the module docstring)."""
+    if nx >= n:  # a finished sprint
+        return cp_s[e, n - 1]
+    dn = wp.dot(x - cp_pos[e, nx], cp_normal[e, nx])
+    sn = cp_s[e, nx]
+    if nx == 0 and closed == 0:
+        return sn + wp.min(dn, 0.0)
+    ip = nx - 1
+    sp = float(0.0)
+    if ip < 0:
+        ip = n - 1
+        sp = cp_s[e, ip] - length
+    else:
+        sp = cp_s[e, ip]
+    t = float(1.0)
+    if dn < 0.0:
+        dp = wp.dot(x - cp_pos[e, ip], cp_normal[e, ip])
+        t = 0.0
+        if dp > 0.0:
+            t = dp / (dp - dn)
+    return sp + t * (sn - sp)
+
+
+@wp.kernel
+def _progress_step(
+    position: wp.array(dtype=wp.vec3f),
+    valid: wp.array(dtype=wp.int32),
+    cp_pos: wp.array2d(dtype=wp.vec3f),
+    cp_normal: wp.array2d(dtype=wp.vec3f),
+    cp_hw: wp.array2d(dtype=wp.float32),
+    cp_hh: wp.array2d(dtype=wp.float32),
+    cp_s: wp.array2d(dtype=wp.float32),
+    cp_count: wp.array(dtype=wp.int32),
+    cp_length: wp.array(dtype=wp.float32),
+    cp_closed: wp.array(dtype=wp.int32),
+    prev_pos: wp.array(dtype=wp.vec3f),
+    has_prev: wp.array(dtype=wp.int32),
+    origin: wp.array(dtype=wp.float32),
+    last_local: wp.array(dtype=wp.float32),
+    next_cp: wp.array(dtype=wp.int32),
+    passed: wp.array(dtype=wp.int32),
+    missed: wp.array(dtype=wp.int32),
+    wrong_way: wp.array(dtype=wp.int32),
+    lap: wp.array(dtype=wp.int32),
+    laps: wp.array(dtype=wp.int32),
+    total: wp.array(dtype=wp.int32),
+    progress: wp.array(dtype=wp.float32),
+    delta: wp.array(dtype=wp.float32),
+):
+    e = wp.tid()
+    passed[e] = 0
+    missed[e] = 0
+    wrong_way[e] = 0
+    lap[e] = 0
+    delta[e] = 0.0
+    n = wp.min(cp_count[e], cp_pos.shape[1])
+    if valid[e] == 0 or n <= 0:
+        progress[e] = 0.0
+        return
+    b = position[e]
+    if not wp.isfinite(b):
+        return
+    closed = wp.where(cp_closed[e] != 0, 1, 0)
+    length = cp_length[e]
+    nx = next_cp[e]
+    if nx < 0 or nx > n or (nx == n and closed != 0):
+        nx = 0  # only after a checkpoint set changed without a reset
+    if has_prev[e] == 0:
+        loc0 = _local(b, e, nx, n, closed, cp_pos, cp_normal, cp_s, length)
+        origin[e] = loc0
+        last_local[e] = loc0
+        prev_pos[e] = b
+        has_prev[e] = 1
+        progress[e] = 0.0
+        return
+    a = prev_pos[e]
+    lp0 = laps[e]
+    lp = lp0
+    count = int(0)
+    if nx < n:  # not a finished sprint
+        ip = nx - 1
+        if ip < 0 and closed != 0:
+            ip = n - 1
+        if ip >= 0:
+            p = cp_pos[e, ip]
+            nrm = cp_normal[e, ip]
+            da = wp.dot(a - p, nrm)
+            db = wp.dot(b - p, nrm)
+            if da >= 0.0 and db < 0.0:
+                if _in_opening(a, b, da, db, p, nrm, 2.0 * cp_hw[e, ip], 2.0 * cp_hh[e, ip]):
+                    wrong_way[e] = 1
+        for _i in range(n):
+            p = cp_pos[e, nx]
+            nrm = cp_normal[e, nx]
+            da = wp.dot(a - p, nrm)
+            db = wp.dot(b - p, nrm)
+            if da >= 0.0 or db < 0.0:
+                break
+            if not _in_opening(a, b, da, db, p, nrm, cp_hw[e, nx], cp_hh[e, nx]):
+                missed[e] = 1
+                break
+            count += 1
+            nx += 1
+            if nx >= n:
+                lp += 1
+                lap[e] = 1
+                if closed == 0:
+                    break
+                nx = 0
+    loc = _local(b, e, nx, n, closed, cp_pos, cp_normal, cp_s, length)
+    lap_len = length * float(closed)
+    progress[e] = float(lp) * lap_len + (loc - origin[e])
+    delta[e] = float(lp - lp0) * lap_len + (loc - last_local[e])
+    last_local[e] = loc
+    prev_pos[e] = b
+    next_cp[e] = nx
+    laps[e] = lp
+    passed[e] = count
+    total[e] = total[e] + count
+
+
+@wp.kernel
+def _progress_reset(
+    active: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    start_pos: wp.array(dtype=wp.vec3f),
+    use_start: int,
+    cp_pos: wp.array2d(dtype=wp.vec3f),
+    cp_normal: wp.array2d(dtype=wp.vec3f),
+    cp_count: wp.array(dtype=wp.int32),
+    tol: float,
+    has_prev: wp.array(dtype=wp.int32),
+    origin: wp.array(dtype=wp.float32),
+    last_local: wp.array(dtype=wp.float32),
+    next_cp: wp.array(dtype=wp.int32),
+    passed: wp.array(dtype=wp.int32),
+    missed: wp.array(dtype=wp.int32),
+    wrong_way: wp.array(dtype=wp.int32),
+    lap: wp.array(dtype=wp.int32),
+    laps: wp.array(dtype=wp.int32),
+    total: wp.array(dtype=wp.int32),
+    progress: wp.array(dtype=wp.float32),
+    delta: wp.array(dtype=wp.float32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    nx = int(0)
+    n = wp.min(cp_count[e], cp_pos.shape[1])
+    if use_start != 0 and valid[e] != 0 and n >= 2:
+        if wp.dot(start_pos[e] - cp_pos[e, 0], cp_normal[e, 0]) >= -tol:
+            nx = 1
+    next_cp[e] = nx
+    has_prev[e] = 0
+    origin[e] = 0.0
+    last_local[e] = 0.0
+    passed[e] = 0
+    missed[e] = 0
+    wrong_way[e] = 0
+    lap[e] = 0
+    laps[e] = 0
+    total[e] = 0
+    progress[e] = 0.0
+    delta[e] = 0.0
+
+
+_CP_FIELDS = ("pos", "normal", "half_width", "half_height", "s", "count", "length", "closed")
+
+
+class Progress(Component):
+    """Checkpoint events and distance along the course, per env and step (see the module docstring).
+
+    Reads the ``"checkpoints"`` component's CheckpointSet ([E, C] slots) and the bound
+    ``position`` ([E] vec3f). ``result`` is a :class:`ProgressEvents` of [E] arrays; ``utility``
+    (``course.progress``) is the component itself, with ``next_index``, ``progress``, ``laps``,
+    ``total`` shortcuts to the result arrays.
+
+    State besides the result: the previous position, whether one is stored, the progress origin
+    and the last within-lap progress ([E] each, 24 bytes per env).
+    """
+
+    name = "progress"
+    requires = ("checkpoints",)
+    inputs = {"position": InputSpec(wp.vec3f)}
+
+    def __init__(self, start_tolerance: float = START_TOLERANCE):
+        self.start_tolerance = float(start_tolerance)
+        self.utility = self
+
+    # -- hooks ----------------------------------------------------------------------------------
+    def attach(self, ctx) -> None:
+        E, dev = ctx.num_envs, ctx.device
+        cps = ctx.component("checkpoints").result
+        missing = [f for f in _CP_FIELDS if not isinstance(getattr(cps, f, None), wp.array)]
+        if missing:
+            raise TypeError(f"progress: the 'checkpoints' result lacks CheckpointSet arrays {missing}")
+        C = cps.pos.shape[1] if cps.pos.ndim == 2 else -1
+        for f in ("pos", "normal", "half_width", "half_height", "s"):
+            if tuple(getattr(cps, f).shape) != (E, C):
+                raise ValueError(f"progress: checkpoints.{f} must have shape ({E}, C), got {getattr(cps, f).shape}")
+        for f in ("count", "length", "closed"):
+            if tuple(getattr(cps, f).shape) != (E,):
+                raise ValueError(f"progress: checkpoints.{f} must have shape ({E},), got {getattr(cps, f).shape}")
+        self._cps = cps
+        self._valid = ctx.result.valid
+        start = getattr(ctx.result, "start_pos", None)
+        self._use_start = int(isinstance(start, wp.array) and tuple(start.shape) == (E,) and start.dtype == wp.vec3f)
+        self._start = start if self._use_start else wp.zeros(E, dtype=wp.vec3f, device=dev)
+
+        def i32():
+            return wp.zeros(E, dtype=wp.int32, device=dev)
+
+        def f32():
+            return wp.zeros(E, dtype=wp.float32, device=dev)
+
+        self.result = ProgressEvents(next=i32(), passed=i32(), missed=i32(), wrong_way=i32(), lap=i32(),
+                                     laps=i32(), total=i32(), progress=f32(), delta=f32())
+        self._prev_pos = wp.zeros(E, dtype=wp.vec3f, device=dev)
+        self._has_prev = i32()
+        self._origin = f32()
+        self._last_local = f32()
+
+    def _events(self) -> list:
+        r = self.result
+        return [r.next, r.passed, r.missed, r.wrong_way, r.lap, r.laps, r.total, r.progress, r.delta]
+
+    def step(self, ctx) -> None:
+        c = self._cps
+        wp.launch(
+            _progress_step, dim=ctx.num_envs,
+            inputs=[self._bound["position"], self._valid, c.pos, c.normal, c.half_width, c.half_height, c.s,
+                    c.count, c.length, c.closed, self._prev_pos, self._has_prev, self._origin, self._last_local],
+            outputs=self._events(), device=ctx.device,
+        )
+
+    def reset(self, ctx, mask) -> None:
+        c = self._cps
+        wp.launch(
+            _progress_reset, dim=ctx.num_envs,
+            inputs=[mask, self._valid, self._start, self._use_start, c.pos, c.normal, c.count,
+                    self.start_tolerance],
+            outputs=[self._has_prev, self._origin, self._last_local, *self._events()], device=ctx.device,
+        )
+
+    # -- utility --------------------------------------------------------------------------------
+    @property
+    def next_index(self) -> wp.array:
+        """[E] int32 index of the next checkpoint to pass (``count`` on a finished sprint)."""
+        return self.result.next
+
+    @property
+    def progress(self) -> wp.array:
+        """[E] float32 distance along the course since reset [m]."""
+        return self.result.progress
+
+    @property
+    def laps(self) -> wp.array:
+        """[E] int32 laps completed since reset."""
+        return self.result.laps
+
+    @property
+    def total(self) -> wp.array:
+        """[E] int32 checkpoints passed since reset."""
+        return self.result.total
