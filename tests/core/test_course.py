@@ -497,3 +497,32 @@ def test_a_recorded_graph_keeps_the_course_and_its_arrays_alive():
     del cap, graph
     gc.collect()
     assert all(r() is None for r in refs)
+
+
+def test_bind_refuses_a_missing_required_input():
+    course = Course(gen(), [StartDistance(), BoxReader()])
+    pos, quat, he = poses()
+    with pytest.raises(TypeError, match=r"missing required input\(s\) \['acme.box.half_extents'\]"):
+        course.bind(position=pos)
+    course.bind(position=pos, half_extents=he)
+    with pytest.raises(TypeError, match="pass them all again"):
+        course.bind(orientation=quat)
+    assert course.components["acme.dist"].bound["position"] is pos
+
+
+def test_from_config_runs_a_subclass_init():
+    class MyCourse(Course):
+        def __init__(self, generator, components=(), *, stream=None, prepare=True):
+            self.seen = True
+            super().__init__(generator, components, stream=stream, prepare=prepare)
+
+    with pytest.raises(ValueError, match="needs checkpoint_spacing"):  # reached the config, not a TypeError
+        MyCourse.from_config(tg.course.CourseConfig(mode="track", gen=tg.TrackGenConfig(num_envs=E)))
+
+
+def test_utility_defaults_to_the_component():
+    c = Named("progress")
+    course = Course(gen(), [c])
+    assert course.progress is c
+    c.utility = "helper"
+    assert course.progress == "helper"

@@ -215,7 +215,7 @@ class Course:
     @classmethod
     def from_config(cls, config, *, stream=None, prepare=True):
         """The same as ``Course(config)``."""
-        return cls(config=config, stream=stream, prepare=prepare)
+        return cls(config, stream=stream, prepare=prepare)
 
     def _check_input_defaults(self) -> None:
         declared = set(self._ctx._inputs) | set(POSE_INPUTS)
@@ -308,6 +308,10 @@ class Course:
                 self._check_input(c.name, n, spec, arr)
                 r[n] = arr
             routes[c.name] = r
+        if missing:
+            raise TypeError(
+                f"bind: missing required input(s) {missing}; a bind replaces every binding, so pass them all again"
+            )
         changed = self._captured_step and any(
             (c._bound or {}).get(n) is not a for c in self._order for n, a in routes[c.name].items()
         )
@@ -322,8 +326,7 @@ class Course:
                 c._bound = prev
             raise
         self._bound = dict(arrays)
-        self._bind_ok = not missing
-        self._missing = missing
+        self._bind_ok = True
         if changed and not self._rebind_warned:
             self._rebind_warned = True
             warnings.warn(
@@ -352,9 +355,7 @@ class Course:
         """Run every per-step component once; returns the same :class:`StepResult` every call."""
         self._check_owner()
         if not self._bind_ok:
-            missing = getattr(self, "_missing", None) or [
-                f"{c.name}.{n}" for c in self._order for n, s in (c.inputs or {}).items() if s.required
-            ]
+            missing = [f"{c.name}.{n}" for c in self._order for n, s in (c.inputs or {}).items() if s.required]
             raise RuntimeError(f"call bind() before step() (unbound: {missing})")
         if is_capturing(self.device):
             self._captured_step = True
@@ -400,9 +401,25 @@ class Course:
                 c.reset(self._ctx, self._all)
             return
         mask_to_active(mask, self._active)
-        if conditional_enabled():
+        capturing = is_capturing(self.device)
+        # Eagerly on CUDA, capture_if would copy the flag to the host and sync: run the body in
+        # full instead (an exact identity for unmasked envs). On the CPU the flag is read in place.
+        if conditional_enabled() and (capturing or self.device.is_cpu):
             any_set(self._active, self._flag)
-            wp.capture_if(self._flag, on_true=lambda: self._body_masked(advance, mask))
+            try:
+                wp.capture_if(self._flag, on_true=lambda: self._body_masked(advance, mask))
+            except CaptureError:
+                raise
+            except Exception as exc:
+                if not capturing:
+                    raise
+                names = list(self.components)
+                raise CaptureError(
+                    f"the masked regeneration body could not be recorded as a conditional node ({exc}); one of the "
+                    f"components {names} uses an operation a conditional body cannot hold (a pageable host copy, an "
+                    f"event, another stream) in on_generate or reset: track_gen.capture.check_component finds which, "
+                    f"or record the call inside track_gen.exec.unconditional()"
+                ) from exc
         else:
             self._body_masked(advance, mask)
 

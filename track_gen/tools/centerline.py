@@ -236,13 +236,18 @@ class CenterlineFromGates(_LineComponent):
         self.samples_per_gate = int(samples_per_gate)
         self.utility = self
 
+    @property
+    def gate_s(self) -> wp.array:
+        """[E, G] float32 arc length of each gate centre along the line [m]; rows >= gate count zero."""
+        return self._gate_s
+
     def attach(self, ctx) -> None:
         E, d = ctx.num_envs, ctx.device
         self.max_gates = int(ctx.layout.gates)
         self.closed = bool(ctx.result.closed)
         self.capacity = self.samples_per_gate * self.max_gates + (0 if self.closed else 1)
         self.result = _alloc_line(E, self.capacity, d)
-        self.gate_s = wp.zeros((E, self.max_gates), dtype=wp.float32, device=d)
+        self._gate_s = wp.zeros((E, self.max_gates), dtype=wp.float32, device=d)
         self._all = wp.ones(E, dtype=wp.int32, device=d)
 
     def on_generate(self, ctx, mask) -> None:
@@ -252,7 +257,7 @@ class CenterlineFromGates(_LineComponent):
             _gate_line, dim=ctx.num_envs,
             inputs=[active, use, g.valid, g.pos, g.normal, g.count, g.start_pos, g.start_yaw, int(self.closed),
                     self.samples_per_gate, self.max_gates, self.capacity],
-            outputs=[r.points, r.tangent, r.s, r.count, r.length, r.closed, self.gate_s],
+            outputs=[r.points, r.tangent, r.s, r.count, r.length, r.closed, self._gate_s],
             device=ctx.device,
         )
 

@@ -74,8 +74,16 @@ class Component:
 
     #: per-generation or per-step result (an object with warp arrays); None until attached
     result: Any = None
-    #: what the course exposes as ``course.<name>`` (defaults to the component itself)
-    utility: Any = None
+    _utility: Any = None
+
+    @property
+    def utility(self) -> Any:
+        """What the course exposes as ``course.<name>`` for a built-in name (default: the component)."""
+        return self if self._utility is None else self._utility
+
+    @utility.setter
+    def utility(self, value: Any) -> None:
+        self._utility = value
 
     _context = None
     _bound: dict | None = None

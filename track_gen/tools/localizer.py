@@ -321,7 +321,7 @@ def _locate(pos: wp.array(dtype=wp.vec3f), quat: wp.array(dtype=wp.quatf), has_q
                 t = wp.clamp(wp.dot(v, d) * sa[3], 0.0, 1.0)
                 r = v - t * d
                 d2 = wp.dot(r, r)
-                if d2 < best_d2 or (d2 == best_d2 and j < best_j):
+                if d2 < best_d2 or (d2 == best_d2 and j > best_j):
                     best_d2 = d2
                     best_j = j
                     best_t = t
