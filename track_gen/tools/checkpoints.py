@@ -30,7 +30,7 @@ from track_gen.rng import name_key, stream_state
 from track_gen.tools.component import Component
 from track_gen.tools.types import CheckpointSet, CourseLine
 
-__all__ = ["Checkpoints", "GateCheckpoints", "CheckpointSampler", "DEFAULT_HALF_HEIGHT"]
+__all__ = ["DEFAULT_HALF_HEIGHT", "CheckpointSampler", "Checkpoints", "GateCheckpoints"]
 
 #: half height [m] of a band-track checkpoint when none is given: the opening is unbounded vertically
 DEFAULT_HALF_HEIGHT = 1.0e6
@@ -387,7 +387,9 @@ class CheckpointSampler:
 
 # -- components -----------------------------------------------------------------------------------
 def _alloc_set(E: int, C: int, device) -> CheckpointSet:
-    z2 = lambda dt: wp.zeros((E, C), dtype=dt, device=device)  # noqa: E731
+    def z2(dt):
+        return wp.zeros((E, C), dtype=dt, device=device)
+
     return CheckpointSet(
         pos=z2(wp.vec3f), normal=z2(wp.vec3f), half_width=z2(wp.float32), half_height=z2(wp.float32),
         s=z2(wp.float32), count=wp.zeros(E, dtype=wp.int32, device=device),
@@ -475,7 +477,7 @@ class Checkpoints(_CheckpointComponent):
                 f"{int(need.max())} checkpoints at spacing {self.spacing:g} m, more than the {C} sized from "
                 f"layout.max_loop_length={float(bound):g}; their checkpoints spread out to length / {C}; pass a "
                 f"larger max_checkpoints",
-                CapacityWarning, stacklevel=4,
+                CapacityWarning, stacklevel=5,
             )
         return C
 
@@ -531,10 +533,12 @@ class GateCheckpoints(_CheckpointComponent):
         if self._line_mode != 1:
             gate_s = wp.zeros((E, 1), dtype=wp.float32, device=d)
         self._gate_s = gate_s
-        if line is None:
-            self._line_arrays = (wp.zeros((E, 1), dtype=wp.vec3f, device=d), wp.zeros((E, 1), dtype=wp.float32, device=d),
-                                 wp.zeros(E, dtype=wp.int32, device=d), wp.zeros(E, dtype=wp.float32, device=d),
-                                 wp.zeros(E, dtype=wp.int32, device=d))
+        if line is None:  # placeholders the kernel never reads (line_mode 0)
+            self._line_arrays = (
+                wp.zeros((E, 1), dtype=wp.vec3f, device=d), wp.zeros((E, 1), dtype=wp.float32, device=d),
+                wp.zeros(E, dtype=wp.int32, device=d), wp.zeros(E, dtype=wp.float32, device=d),
+                wp.zeros(E, dtype=wp.int32, device=d),
+            )
         else:
             r = line.result
             self._line_arrays = (r.points, r.s, r.count, r.length, r.closed)
