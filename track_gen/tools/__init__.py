@@ -1,11 +1,12 @@
 """Course components: the contract (:class:`Component`, :class:`InputSpec`) and the built-ins."""
 
 from track_gen.tools.centerline import CenterlineFromGates, TrackLine
+from track_gen.tools.collision import BandCollision, DiscCollision, FrameCollision
 from track_gen.tools.checkpoints import CheckpointSampler, Checkpoints, GateCheckpoints
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.types import CheckpointSet, Contacts, CourseLine, ProgressEvents, TrackFrame
 
 __all__ = [
-    "CenterlineFromGates", "CheckpointSampler", "CheckpointSet", "Checkpoints", "Component", "Contacts",
+    "BandCollision", "DiscCollision", "FrameCollision", "CenterlineFromGates", "CheckpointSampler", "CheckpointSet", "Checkpoints", "Component", "Contacts",
     "CourseLine", "GateCheckpoints", "InputSpec", "ProgressEvents", "TrackFrame", "TrackLine",
 ]
