@@ -4,9 +4,10 @@ from track_gen.tools.centerline import CenterlineFromGates, TrackLine
 from track_gen.tools.collision import BandCollision, DiscCollision, FrameCollision
 from track_gen.tools.checkpoints import CheckpointSampler, Checkpoints, GateCheckpoints
 from track_gen.tools.component import Component, InputSpec
+from track_gen.tools.localizer import Localizer
 from track_gen.tools.types import CheckpointSet, Contacts, CourseLine, ProgressEvents, TrackFrame
 
 __all__ = [
     "BandCollision", "DiscCollision", "FrameCollision", "CenterlineFromGates", "CheckpointSampler", "CheckpointSet", "Checkpoints", "Component", "Contacts",
-    "CourseLine", "GateCheckpoints", "InputSpec", "ProgressEvents", "TrackFrame", "TrackLine",
+    "CourseLine", "GateCheckpoints", "InputSpec", "Localizer", "ProgressEvents", "TrackFrame", "TrackLine",
 ]
