@@ -5,9 +5,10 @@ from track_gen.tools.collision import BandCollision, DiscCollision, FrameCollisi
 from track_gen.tools.checkpoints import CheckpointSampler, Checkpoints, GateCheckpoints
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.localizer import Localizer
+from track_gen.tools.progress import Progress
 from track_gen.tools.types import CheckpointSet, Contacts, CourseLine, ProgressEvents, TrackFrame
 
 __all__ = [
     "BandCollision", "DiscCollision", "FrameCollision", "CenterlineFromGates", "CheckpointSampler", "CheckpointSet", "Checkpoints", "Component", "Contacts",
-    "CourseLine", "GateCheckpoints", "InputSpec", "Localizer", "ProgressEvents", "TrackFrame", "TrackLine",
+    "CourseLine", "GateCheckpoints", "InputSpec", "Localizer", "Progress", "ProgressEvents", "TrackFrame", "TrackLine",
 ]

@@ -114,7 +114,7 @@ def _track_checkpoints(
     N = num_points
     i = int(0)
     for k in range(n):
-        sk = float(k) * total / float(n)
+        sk = float(k + 1) * total / float(n)
         while i < N - 1:
             if s[e, i + 1] > sk:
                 break
@@ -422,8 +422,9 @@ class Checkpoints(_CheckpointComponent):
     """Band-track checkpoints evenly spaced by arc length along the centerline.
 
     Per env, ``count = clamp(ceil(length / spacing), 3, C)`` and checkpoint ``k`` sits at arc length
-    ``s_k = k * length / count`` from the start line (checkpoint 0 is the start line; the loop is
-    closed, so checkpoint ``count - 1`` is followed by 0). Arc length and ``length`` are the band's
+    ``s_k = (k + 1) * length / count`` from the start line: the last checkpoint lies on the start
+    line, so passing it completes a lap, and a robot starting on the start line heads for
+    checkpoint 0 (the loop is closed: checkpoint ``count - 1`` is followed by 0). Arc length and ``length`` are the band's
     own (``result.s``, ``result.length``: horizontal on elevated tracks). At ``s_k``, linearly
     interpolated between the two centerline points around it: ``pos`` (xy and z), ``half_width``
     (the band's), ``normal`` = the unit 3D direction of travel (the interpolated band tangent with
