@@ -27,6 +27,7 @@ when closed):
 * CROWDED  every pair of gates at least ``max(min_spacing, gate_width + 2 thickness)`` apart (3D).
 * BOUNDS   ``max(|x|, |y|) + gate_width / 2 + thickness <= size / 2``.
 * GROUND   ``z - (h / 2 + thickness) >= 0`` with ``h = gate_height``, or ``gate_width`` when 0.
+* OPENING  ``gate_width <= 0``: a gate with no opening can never be passed.
 * PADDING  rows ``>= count`` of ``pos`` and ``yaw`` are not all zero.
 * COUNT    ``count`` outside ``[2, capacity]``.
 * NONFINITE  a NaN or inf in the used rows.
@@ -290,6 +291,8 @@ def gate_violations(
     outer = 0.5 * float(gate_width) + float(thickness)
     if _le(np.abs(q[:, :2]).max(axis=1) + outer, 0.5 * float(size), tol):
         out.add("BOUNDS")
+    if not gate_width > 0.0:
+        out.add("OPENING")
     h = float(gate_height) if gate_height > 0.0 else float(gate_width)
     if _ge(q[:, 2] - (0.5 * h + float(thickness)), 0.0, tol):
         out.add("GROUND")
