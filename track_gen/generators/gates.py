@@ -14,13 +14,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import ClassVar, Mapping
 
 import warp as wp
 
 from track_gen.generators import gate_kernels as K
-from track_gen.generators.track import _check_order
-from track_gen.pipeline.program import Program
+from track_gen.generators.family import FamilyGenerator
 from track_gen.pipeline.registry import ArraySpec, ParamSpec
 from track_gen.pipeline.spec import PipelineSpec, StageSpec
 
@@ -158,6 +157,7 @@ class GateGenConfig:
     gate_height: float = 0.0
     frame_thickness: float = 0.05
     randomize: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    family: ClassVar[str] = "gates"
 
     def to_spec(self) -> PipelineSpec:
         if not isinstance(self.closed, bool):
@@ -218,31 +218,13 @@ _ORDERED = (
 )
 
 
-class GateGenerator(Program):
+class GateGenerator(FamilyGenerator):
     """Gate-course generator over a :class:`GateGenConfig` or a ``family="gates"`` spec."""
 
     family = "gates"
-
-    def __init__(self, source, *, seeds=None, stream=None, prepare=True, registry=None, out=None, env_offset=0):
-        from track_gen.generators.track import TrackGenConfig
-
-        if isinstance(source, GateGenConfig):
-            source = source.to_spec()
-        elif isinstance(source, TrackGenConfig) or (isinstance(source, PipelineSpec) and source.family == "track"):
-            raise TypeError("GateGenerator: got a band-track source; build it with TrackGenerator")
-        if not isinstance(source, PipelineSpec):
-            raise TypeError(f"GateGenerator: expected a GateGenConfig or PipelineSpec, got {type(source).__name__}")
-        names = {s.name for s in source.stages}
-        if not {"gates", "gate_frames"} <= names:
-            raise ValueError(f"GateGenerator: the spec needs stages 'gates' and 'gate_frames', has {sorted(names)}")
-        super().__init__(source, registry=registry, seeds=seeds, stream=stream, prepare=False, out=out,
-                         env_offset=env_offset)
-        _check_order(self.params, _ORDERED)
-        if prepare:
-            self.prepare()
-
-    def _check_param_set(self, name, value):
-        _check_order(self.params, _ORDERED, name, value)
+    config_type = GateGenConfig
+    required_stages = ("gates", "gate_frames")
+    ordered = _ORDERED
 
     def _make_result(self):
         r = self._results

@@ -23,12 +23,12 @@ import dataclasses
 import enum
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 import warp as wp
 
 from track_gen.generators import track_kernels as K
-from track_gen.pipeline.program import Program
+from track_gen.generators.family import FamilyGenerator
 from track_gen.pipeline.registry import ArraySpec, ParamSpec
 from track_gen.pipeline.spec import PipelineSpec, StageSpec
 
@@ -198,6 +198,7 @@ class TrackGenConfig:
     height_amplitude: float = 0.6
     max_grade: float = 0.15
     randomize: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    family: ClassVar[str] = "track"
 
     def to_spec(self) -> PipelineSpec:
         cl = {n: getattr(self, n) for n in CENTERLINE_PARAMS}
@@ -256,16 +257,7 @@ class TrackResult:
 _ORDERED = (("centerline.radius_min", "centerline.radius_max"), ("centerline.min_length", "centerline.max_length"))
 
 
-def _check_order(params: Mapping[str, Any], pairs, name=None, value=None) -> None:
-    vals = dict(params)
-    if name is not None:
-        vals[name] = value
-    for lo, hi in pairs:
-        if lo in vals and hi in vals and vals[lo] > vals[hi]:
-            raise ValueError(f"{lo}={vals[lo]:g} exceeds {hi}={vals[hi]:g}; keep {lo} <= {hi}")
-
-
-class TrackGenerator(Program):
+class TrackGenerator(FamilyGenerator):
     """Band-track generator: the generator surface over a track :class:`PipelineSpec`.
 
     Args:
@@ -274,29 +266,9 @@ class TrackGenerator(Program):
     """
 
     family = "track"
-
-    def __init__(self, source, *, seeds=None, stream=None, prepare=True, registry=None, out=None, env_offset=0):
-        from track_gen.generators.gates import GateGenConfig
-
-        if isinstance(source, TrackGenConfig):
-            source = source.to_spec()
-        elif isinstance(source, GateGenConfig) or (isinstance(source, PipelineSpec) and source.family == "gates"):
-            raise TypeError("TrackGenerator: got a gate-course source; build it with GateGenerator")
-        if not isinstance(source, PipelineSpec):
-            raise TypeError(
-                f"TrackGenerator: expected a TrackGenConfig or PipelineSpec, got {type(source).__name__}"
-            )
-        names = {s.name for s in source.stages}
-        if not {"centerline", "band"} <= names:
-            raise ValueError(f"TrackGenerator: the spec needs stages 'centerline' and 'band', has {sorted(names)}")
-        super().__init__(source, registry=registry, seeds=seeds, stream=stream, prepare=False, out=out,
-                         env_offset=env_offset)
-        _check_order(self.params, _ORDERED)
-        if prepare:
-            self.prepare()
-
-    def _check_param_set(self, name, value):
-        _check_order(self.params, _ORDERED, name, value)
+    config_type = TrackGenConfig
+    required_stages = ("centerline", "band")
+    ordered = _ORDERED
 
     def _make_result(self):
         r = self._results
