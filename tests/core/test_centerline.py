@@ -203,6 +203,20 @@ def test_gate_line_arguments_and_utility():
         Course(gates(), [TrackLine()])
 
 
+@pytest.mark.parametrize("cls", [CenterlineFromGates, TrackLine])
+def test_name_argument(cls):
+    gen = gates if cls is CenterlineFromGates else track
+    assert cls().name == "centerline"
+    comp = cls(name="line2")
+    course = Course(gen(), [comp])
+    assert list(course.components) == ["line2"] and comp.line.count.numpy().max() > 0
+    for bad in ("", 5, None):
+        with pytest.raises(TypeError, match="name"):
+            cls(name=bad)
+    with pytest.raises(TypeError):
+        cls(4, "line2") if cls is CenterlineFromGates else cls("line2")  # keyword only
+
+
 # -- TrackLine ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("elevated", [False, True])
 def test_track_line_is_the_band_centerline(elevated):

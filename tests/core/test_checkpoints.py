@@ -269,12 +269,14 @@ def masked_pair(make, comps):
     return Course(make(), comps()), Course(make(), comps())
 
 
-@pytest.mark.parametrize("family", ["track", "gates"])
+@pytest.mark.parametrize("family", ["track", "gates", "gates-line-after"])
 def test_masked_regeneration_equals_full_for_masked_envs_only(family):
     if family == "track":
         make, comps = (lambda: track(seed=2)), (lambda: [Checkpoints(0.8)])
-    else:
+    elif family == "gates":
         make, comps = (lambda: gates(seed=2)), (lambda: [CenterlineFromGates(6), GateCheckpoints()])
+    else:
+        make, comps = (lambda: gates(seed=2)), (lambda: [GateCheckpoints(), CenterlineFromGates(6)])
     masked, full = masked_pair(make, comps)
     m = np.zeros(E, np.int32)
     m[[0, 3, 4]] = 1
@@ -292,13 +294,15 @@ def test_masked_regeneration_equals_full_for_masked_envs_only(family):
     assert changed  # the masked envs really got new checkpoints
 
 
-@pytest.mark.parametrize("family", ["track", "gates"])
+@pytest.mark.parametrize("family", ["track", "gates", "gates-line-after"])
 def test_capture_replay_equals_eager(family):
     """regenerate(mask) + sampler.sample recorded strictly into a CPU graph == eager, byte for byte."""
     if family == "track":
         make, comps = (lambda: track(seed=4)), (lambda: [Checkpoints(1.1)])
-    else:
+    elif family == "gates":
         make, comps = (lambda: gates(seed=4, closed=False)), (lambda: [GateCheckpoints()])
+    else:
+        make, comps = (lambda: gates(seed=4, closed=False)), (lambda: [GateCheckpoints(), CenterlineFromGates(4)])
     eager, graph = masked_pair(make, comps)
     outs = {id(c): (wp.zeros(E, dtype=wp.int32), wp.zeros(E, dtype=wp.vec3f), wp.zeros(E, dtype=wp.float32))
             for c in (eager, graph)}
@@ -319,6 +323,8 @@ def test_capture_replay_equals_eager(family):
         body(eager)
         wp.capture_launch(cap.graph)
         assert state(eager) == state(graph), it
+        if family == "gates-line-after":
+            assert_follows_line(graph)
         for a, b in zip(outs[id(eager)], outs[id(graph)], strict=True):
             assert a.numpy().tobytes() == b.numpy().tobytes(), it
         assert (eager.checkpoint_sampler.counter.numpy() == graph.checkpoint_sampler.counter.numpy()).all()
@@ -389,18 +395,37 @@ def cumulative(p, closed):
     return s, s[-1] + (np.linalg.norm(p[0] - p[-1]) if closed else 0.0)
 
 
+def line_comps(order, S=5):
+    """GateCheckpoints alone, or with a CenterlineFromGates listed before / after it."""
+    if order is None:
+        return [GateCheckpoints()]
+    if order == "before":
+        return [CenterlineFromGates(S), GateCheckpoints()]
+    return [GateCheckpoints(), CenterlineFromGates(S)]
+
+
+def assert_follows_line(course):
+    """The checkpoints' s / length are the CenterlineFromGates' gate_s / length, byte for byte."""
+    cp, line = course.checkpoints, course.components["centerline"]
+    assert cp.s.numpy().tobytes() == line.gate_s.numpy().tobytes()
+    assert cp.length.numpy().tobytes() == line.line.length.numpy().tobytes()
+
+
 @pytest.mark.parametrize("closed", [True, False])
-@pytest.mark.parametrize("with_line", [False, True])
-def test_gate_checkpoints_equal_gate_data(closed, with_line):
+@pytest.mark.parametrize("line", [None, "before", "after"])
+def test_gate_checkpoints_equal_gate_data(closed, line):
     g = gates(seed=9, closed=closed, gate_height=0.6)
-    comps = [GateCheckpoints(), CenterlineFromGates(5)] if with_line else [GateCheckpoints()]
-    course = Course(g, comps)
-    assert list(course.components)[-1] == "checkpoints"  # ordered after the line it reads
+    course = Course(g, line_comps(line))
+    # the course keeps the listed order: the line runs after the checkpoints in "after"
+    assert list(course.components) == [c.name for c in line_comps(line)]
+    assert course.components["checkpoints"]._line_mode == (0 if line is None else 1)
     got = np_set(course.checkpoints)
     r = g.result
     pos, nrm, cnt, valid = r.pos.numpy(), r.normal.numpy(), r.count.numpy(), r.valid.numpy()
     assert got["pos"].shape == (E, g.layout.gates, 3)
     assert (got["closed"] == int(closed)).all()
+    if line is not None:
+        assert_follows_line(course)
     for e in range(E):
         n = cnt[e] if valid[e] else 0
         assert got["count"][e] == n
@@ -411,15 +436,53 @@ def test_gate_checkpoints_equal_gate_data(closed, with_line):
         assert (got["pos"][e, n:] == 0).all() and (got["s"][e, n:] == 0).all()
         if n == 0:
             continue
-        if with_line:
-            line = course.course_line
-            np.testing.assert_array_equal(got["s"][e, :n], line.gate_s.numpy()[e, :n])
-            assert got["length"][e] == line.line.length.numpy()[e]
-        else:
+        if line is None:
             s, L = cumulative(pos[e, :n].astype(np.float64), closed)
             np.testing.assert_allclose(got["s"][e, :n], s, rtol=1e-5, atol=1e-5)
             np.testing.assert_allclose(got["length"][e], L, rtol=1e-5)
+        else:  # longer than the chords through the gates (a sprint adds the run-up)
+            s, L = cumulative(pos[e, :n].astype(np.float64), closed)
+            assert got["length"][e] >= L * (1 - 1e-6)
         assert (np.diff(got["s"][e, :n]) > 0).all() and got["s"][e, n - 1] <= got["length"][e]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**20), closed=st.booleans(), S=st.integers(2, 9),
+       order=st.sampled_from(["before", "after"]))
+def test_gate_checkpoints_follow_the_line_bit_for_bit_in_either_order(seed, closed, S, order):
+    """Full and masked regenerations, either order: s == gate_s and length == line length, as bytes."""
+    course = Course(gates(seed=seed, closed=closed), line_comps(order, S))
+    assert_follows_line(course)
+    m = np.zeros(E, np.int32)
+    m[[1, 4, 5]] = 1
+    course.regenerate(mask=wp.array(m, dtype=wp.int32), advance=True)
+    assert_follows_line(course)
+    course.regenerate(advance=True)
+    assert_follows_line(course)
+
+
+def test_gates_preset_lists_checkpoints_first_and_follows_the_line():
+    course = Course.gates(presets.gates(E, "cpu", gate_width=1.0), samples_per_gate=6, seeds=13)
+    names = list(course.components)
+    assert names.index("checkpoints") < names.index("centerline")  # the order this rule must survive
+    assert course.components["checkpoints"]._line_mode == 1
+    assert course.checkpoints.count.numpy().max() > 0
+    assert_follows_line(course)
+
+
+def test_gate_checkpoints_loop_of_one_gate_uses_chords():
+    """A loop of < 2 gates has no line (count 0): its checkpoint keeps s = 0 and length 0."""
+    g = gates(seed=14)
+    course = Course(g, line_comps("after"))
+    cnt = g.result.count.numpy()
+    cnt[2] = 1
+    g.result.count.assign(cnt)
+    for c in course.components.values():
+        c.on_generate(course._ctx, None)
+    got = np_set(course.checkpoints)
+    assert course.components["centerline"].line.count.numpy()[2] == 0
+    assert got["count"][2] == 1 and got["s"][2, 0] == 0 and got["length"][2] == 0
+    assert_follows_line(course)
 
 
 class ForeignLine(CenterlineFromGates):
@@ -432,10 +495,48 @@ class ForeignLine(CenterlineFromGates):
 def test_gate_checkpoints_project_onto_a_foreign_line(closed):
     own = Course(gates(seed=10, closed=closed), [CenterlineFromGates(7), GateCheckpoints()])
     foreign = Course(gates(seed=10, closed=closed), [ForeignLine(7), GateCheckpoints()])
+    # a foreign line listed later, ordered first with after=: the same result
+    later = Course(gates(seed=10, closed=closed), [GateCheckpoints(after=("centerline",)), ForeignLine(7)])
+    assert list(later.components) == ["centerline", "checkpoints"]
     assert foreign.components["checkpoints"]._line_mode == 2 and own.components["checkpoints"]._line_mode == 1
     a, b = np_set(own.checkpoints), np_set(foreign.checkpoints)
     np.testing.assert_allclose(b["s"], a["s"], atol=1e-4)
     np.testing.assert_array_equal(b["length"], a["length"])
+    for f, v in np_set(later.checkpoints).items():
+        np.testing.assert_array_equal(v, b[f], err_msg=f)
+
+
+def test_a_foreign_line_listed_later_is_refused():
+    with pytest.raises(ValueError, match=r"must run first.*after=\('centerline',\)"):
+        Course(gates(seed=10), [GateCheckpoints(), ForeignLine(7)])
+
+
+class NotALine(CenterlineFromGates):
+    def attach(self, ctx):
+        super().attach(ctx)
+        self.result = object()
+
+
+def test_a_centerline_without_a_course_line_is_refused():
+    with pytest.raises(TypeError, match="CourseLine"):
+        Course(gates(), [NotALine(), GateCheckpoints()])
+
+
+@pytest.mark.parametrize("cls, args", [(Checkpoints, (1.0,)), (GateCheckpoints, ())])
+def test_name_argument(cls, args):
+    gen = track if cls is Checkpoints else gates
+    comp = cls(*args, name="cp")
+    assert comp.name == "cp" and cls(*args).name == "checkpoints"
+    course = Course(gen(), [comp])
+    assert list(course.components) == ["cp"] and comp.result.count.numpy().max() > 0
+    for bad in ("", 3, None):
+        with pytest.raises(TypeError, match="name"):
+            cls(*args, name=bad)
+    with pytest.raises(TypeError):
+        cls(*args, None, None, "cp") if cls is Checkpoints else cls("cp")  # keyword only
+    with pytest.raises(TypeError, match="after"):
+        GateCheckpoints(after=("",))
+    assert GateCheckpoints(after="centerline").after == ("centerline",)
 
 
 # -- the sampler --------------------------------------------------------------------------------------

@@ -111,11 +111,6 @@ class ArrayLine(_LineComponent):
         self._closed.assign(np.asarray(closed, np.int32))
 
 
-def named(component, name):
-    component.name = name
-    return component
-
-
 # -- float64 reference ---------------------------------------------------------------------------
 def line_np(line: CourseLine) -> dict:
     return {f.name: getattr(line, f.name).numpy().astype(np.float64) for f in dataclasses.fields(line)}
@@ -267,7 +262,7 @@ def array_course(E=32, N=40, warm=3, seeds=5):
     g = tg.TrackGenerator(presets.track(E, "cpu", num_points=32), seeds=seeds)
     line = ArrayLine(N)
     warm_loc = Localizer(warm_window=warm, source="centerline")
-    glob = named(Localizer(source="centerline"), "global")
+    glob = Localizer(source="centerline", name="global")
     course = Course(g, [line, warm_loc, glob])
     assert g.result.valid.numpy().all()
     pos = wp.zeros(E, dtype=wp.vec3f)
@@ -404,7 +399,7 @@ def test_with_the_built_in_course_lines():
 
     E = 12
     g = tg.TrackGenerator(presets.track(E, "cpu", num_points=64, elevated=True), seeds=6)
-    own, via = Localizer(warm_window=4), named(Localizer(warm_window=4, source="centerline"), "via")
+    own, via = Localizer(warm_window=4), Localizer(warm_window=4, source="centerline", name="via")
     course = Course(g, [own, via, TrackLine()])
     pos, quat = wp.zeros(E, dtype=wp.vec3f), wp.zeros(E, dtype=wp.quatf)
     course.bind(position=pos, orientation=quat)
@@ -563,7 +558,7 @@ def test_teleport_falls_back_to_the_global_result():
     E = 8
     g = tg.TrackGenerator(presets.track(E, "cpu", num_points=128), seeds=9)
     warm = Localizer(warm_window=8)
-    glob = named(Localizer(), "global")
+    glob = Localizer(name="global")
     course = Course(g, [warm, glob])
     pos = wp.zeros(E, dtype=wp.vec3f)
     course.bind(position=pos)
@@ -752,7 +747,7 @@ def test_invalid_courses_and_nonfinite_positions_stay_in_their_env():
     g = ValidOverride(tg.TrackGenerator(presets.track(E, "cpu", num_points=32), seeds=2), valid)
     line = ArrayLine(N)
     warm = Localizer(warm_window=2, source="centerline")
-    glob = named(Localizer(source="centerline"), "global")
+    glob = Localizer(source="centerline", name="global")
     course = Course(g, [line, warm, glob])
     rng = np.random.default_rng(8)
     pts, count, closed = random_lines(rng, E, N, min_count=6, dup=0.0)
@@ -800,6 +795,23 @@ def test_invalid_courses_and_nonfinite_positions_stay_in_their_env():
 def test_warm_window_must_be_a_positive_int(w):
     with pytest.raises(ValueError, match="warm_window"):
         Localizer(warm_window=w)
+
+
+def test_name_argument():
+    assert Localizer().name == "localizer" and Localizer(name="other").name == "other"
+    for bad in ("", 2, None):
+        with pytest.raises(TypeError, match="name"):
+            Localizer(name=bad)
+    with pytest.raises(TypeError):
+        Localizer(None, None, "other")  # keyword only
+    g = tg.TrackGenerator(presets.track(4, "cpu", num_points=32), seeds=1)
+    a, b = Localizer(), Localizer(warm_window=2, name="warm")
+    course = Course(g, [a, b])
+    assert list(course.components) == ["localizer", "warm"] and course.localizer is a
+    pos = wp.zeros(4, dtype=wp.vec3f)
+    course.bind(position=pos)
+    course.step()
+    assert a.result.s.numpy().tobytes() == b.result.s.numpy().tobytes()  # both ran: the same first answer
 
 
 def test_construction_checks():

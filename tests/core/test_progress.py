@@ -837,6 +837,24 @@ def test_utility_and_result_types(gate_courses):
         Course(tg.GateGenerator(presets.gates(4, "cpu", gate_width=1.0), seeds=0), [Progress()])
 
 
+def test_name_argument():
+    assert Progress().name == "progress"
+    prog = Progress(name="laps")
+    assert prog.name == "laps"
+    g = tg.GateGenerator(presets.gates(E, "cpu", gate_width=1.0), seeds=3)
+    course = Course(g, [GateCps(), prog])
+    assert list(course.components) == ["checkpoints", "laps"] and course.components["laps"] is prog
+    pos = pos_array(E)
+    course.bind(position=pos)
+    res = course.step()
+    assert res["laps"] is prog.result and res.events is None  # a per-step entry under its own name
+    for bad in ("", 1, None):
+        with pytest.raises(TypeError, match="name"):
+            Progress(name=bad)
+    with pytest.raises(TypeError):
+        Progress(1e-3, "laps")  # keyword only
+
+
 # ==================================================================================================
 # cost
 # ==================================================================================================

@@ -18,8 +18,9 @@ class ComponentContext:
     :class:`~track_gen.exec.ExecContext` for ``generator.enqueue``).
     """
 
-    def __init__(self, course, generator):
+    def __init__(self, course, generator, components=()):
         self.course = course
+        self._peers = {c.name: c for c in components}
         self.generator = generator
         self.layout = generator.layout
         self.num_envs = int(generator.layout.num_envs)
@@ -53,11 +54,21 @@ class ComponentContext:
     def has(self, name: str) -> bool:
         return name in self._components
 
+    def peer(self, name: str):
+        """Any component of the course by name, attached yet or not (None when absent): read its
+        configuration in ``attach``, never its buffers (a later one has none yet)."""
+        return self._peers.get(name)
+
     def add(self, component) -> None:
         """Check ``component``'s declared reads, topology and inputs, then ``attach`` it."""
         name = component.name
         for req in getattr(component, "requires", ()) or ():
             if req not in self._components:
+                if req in self._peers:
+                    raise ValueError(
+                        f"component {name!r} requires component {req!r}, which runs after it; list {req!r} first "
+                        f"or give {name!r} after=({req!r},)"
+                    )
                 raise ValueError(
                     f"component {name!r} requires component {req!r}, which this course does not have; add it "
                     f"(it runs first)"

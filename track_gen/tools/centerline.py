@@ -15,13 +15,20 @@ env, O(N) per env. The component is its own utility (``course.course_line``); ``
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import warp as wp
 
 from track_gen.tools.component import Component
 from track_gen.tools.types import CourseLine
 
-__all__ = ["CenterlineFromGates", "TrackLine"]
+__all__ = ["CenterlineFromGates", "TrackLine", "trace_gate_line"]
+
+
+def _name(name: Any) -> str:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name: expected a non-empty str, got {name!r}")
+    return name
 
 
 def _alloc_line(E: int, N: int, device) -> CourseLine:
@@ -45,6 +52,98 @@ def _leg_start(e: int, j: int, closed: int, gpos: wp.array2d(dtype=wp.vec3f), gn
     if j == 0:
         return start_pos[e], wp.vec3f(wp.cos(start_yaw[e]), wp.sin(start_yaw[e]), 0.0)
     return gpos[e, j - 1], gnormal[e, j - 1]
+
+
+@wp.func
+def line_gates(valid: int, gcount: int, closed: int, max_gates: int) -> int:
+    """Gates the line of an env runs through: 0 on an invalid course and on a loop of < 2 gates."""
+    n = wp.clamp(gcount, 0, max_gates)
+    if valid == 0 or (closed != 0 and n < 2):
+        n = 0
+    return n
+
+
+@wp.func
+def _gate_line_point(e: int, i: int, n: int, closed: int, S: int, gpos: wp.array2d(dtype=wp.vec3f),
+                     gnormal: wp.array2d(dtype=wp.vec3f), start_pos: wp.array(dtype=wp.vec3f),
+                     start_yaw: wp.array(dtype=wp.float32)) -> wp.vec3f:
+    """Point ``i`` (0 <= i <= n * S) of the gate line of ``n >= 1`` gates: leg ``i // S`` at
+    ``u = (i % S) / S`` (a cubic Hermite, end tangents = unit direction * chord length);
+    ``i = n * S`` is the line's end (gate 0 again on a loop, the last gate on a sprint)."""
+    j = i // S
+    q = i - j * S
+    if j >= n:
+        if closed != 0:
+            return gpos[e, 0]
+        return gpos[e, n - 1]
+    a, da = _leg_start(e, j, closed, gpos, gnormal, start_pos, start_yaw)
+    if q == 0:
+        return a
+    jb = j
+    if closed != 0:
+        jb = (j + 1) % n
+    b = gpos[e, jb]
+    db = gnormal[e, jb]
+    L = wp.length(b - a)
+    u = float(q) / float(S)
+    u2 = u * u
+    u3 = u2 * u
+    h00 = 2.0 * u3 - 3.0 * u2 + 1.0
+    h10 = u3 - 2.0 * u2 + u
+    h01 = -2.0 * u3 + 3.0 * u2
+    h11 = u3 - u2
+    return a * h00 + da * (h10 * L) + b * h01 + db * (h11 * L)
+
+
+@wp.func
+def trace_gate_line(e: int, n: int, closed: int, S: int, gpos: wp.array2d(dtype=wp.vec3f),
+                    gnormal: wp.array2d(dtype=wp.vec3f), start_pos: wp.array(dtype=wp.vec3f),
+                    start_yaw: wp.array(dtype=wp.float32), write: int, points: wp.array2d(dtype=wp.vec3f),
+                    tangent: wp.array2d(dtype=wp.vec3f), s: wp.array2d(dtype=wp.float32),
+                    gate_s: wp.array2d(dtype=wp.float32)) -> float:
+    """Walk env ``e``'s gate line (``n`` gates, ``S`` samples per leg) point by point and return
+    its length [m]: the float32 sum of the chord lengths, in point order.
+
+    Writes ``gate_s[e, g]`` (the arc length at gate ``g``'s centre) for ``g < n``, and, when
+    ``write != 0``, ``points`` / ``tangent`` / ``s`` of its ``n * S`` (+1 on a sprint) points
+    (the arrays are not touched otherwise: pass placeholders). ``n == 0``: nothing, returns 0.
+
+    The one definition of the line's arc length: :class:`CenterlineFromGates` and
+    :class:`~track_gen.tools.checkpoints.GateCheckpoints` both call it, so their ``gate_s`` /
+    ``s`` and lengths agree bit for bit. O(n * S).
+    """
+    if n <= 0:
+        return 0.0
+    npts = n * S
+    off = int(0)  # point index of gate 0 (a sprint's first leg is the run-up from the start pose)
+    if closed == 0:
+        npts = n * S + 1
+        off = S
+    acc = float(0.0)
+    p = _gate_line_point(e, 0, n, closed, S, gpos, gnormal, start_pos, start_yaw)
+    for i in range(npts):
+        q = p
+        if i + 1 < npts or closed != 0:
+            q = _gate_line_point(e, i + 1, n, closed, S, gpos, gnormal, start_pos, start_yaw)
+        d = q - p
+        seg = wp.length(d)
+        if i >= off and (i - off) % S == 0:
+            gate_s[e, (i - off) // S] = acc
+        if write != 0:
+            # tangent of the segment leaving the point; a zero segment falls back to the leg's
+            # start direction, the open end to the last gate's normal
+            a0, fallback = _leg_start(e, wp.min(i // S, n - 1), closed, gpos, gnormal, start_pos, start_yaw)
+            if i + 1 >= npts and closed == 0:
+                fallback = gnormal[e, n - 1]
+            points[e, i] = p
+            s[e, i] = acc
+            if seg > 0.0:
+                tangent[e, i] = d / seg
+            else:
+                tangent[e, i] = fallback
+        acc += seg
+        p = q
+    return acc
 
 
 @wp.kernel
@@ -73,62 +172,15 @@ def _gate_line(
     e = wp.tid()
     if use_mask != 0 and active[e] == 0:
         return
-    n = wp.clamp(gcount[e], 0, max_gates)
-    if valid[e] == 0 or (closed != 0 and n < 2):
-        n = 0
-    S = samples
-    npts = n * S
+    n = line_gates(valid[e], gcount[e], closed, max_gates)
+    npts = n * samples
     if closed == 0 and n > 0:
-        npts = n * S + 1
-    # points: cubic Hermite legs, tangents = unit direction * chord length at both ends
-    for j in range(n):
-        a, da = _leg_start(e, j, closed, gpos, gnormal, start_pos, start_yaw)
-        jb = j
-        if closed != 0:
-            jb = (j + 1) % n
-        b = gpos[e, jb]
-        db = gnormal[e, jb]
-        L = wp.length(b - a)
-        points[e, j * S] = a
-        for q in range(1, S):
-            u = float(q) / float(S)
-            u2 = u * u
-            u3 = u2 * u
-            h00 = 2.0 * u3 - 3.0 * u2 + 1.0
-            h10 = u3 - 2.0 * u2 + u
-            h01 = -2.0 * u3 + 3.0 * u2
-            h11 = u3 - u2
-            points[e, j * S + q] = a * h00 + da * (h10 * L) + b * h01 + db * (h11 * L)
-    if closed == 0 and n > 0:
-        points[e, n * S] = gpos[e, n - 1]
-    # tangents (of the segment leaving each point) and arc length
-    acc = float(0.0)
-    for i in range(npts):
-        s[e, i] = acc
-        j = wp.min(i // S, n - 1)
-        a, fallback = _leg_start(e, j, closed, gpos, gnormal, start_pos, start_yaw)
-        d = wp.vec3f(0.0, 0.0, 0.0)
-        if i + 1 < npts:
-            d = points[e, i + 1] - points[e, i]
-        elif closed != 0:
-            d = points[e, 0] - points[e, i]
-        else:
-            fallback = gnormal[e, n - 1]  # the open end: the last gate's normal
-        seg = wp.length(d)
-        if seg > 0.0:
-            tangent[e, i] = d / seg
-        else:
-            tangent[e, i] = fallback
-        acc += seg
+        npts = n * samples + 1
+    acc = trace_gate_line(e, n, closed, samples, gpos, gnormal, start_pos, start_yaw, 1, points, tangent, s, gate_s)
     for i in range(npts, cap):
         points[e, i] = wp.vec3f(0.0, 0.0, 0.0)
         tangent[e, i] = wp.vec3f(0.0, 0.0, 0.0)
         s[e, i] = 0.0
-    off = int(0)
-    if closed == 0:
-        off = S
-    for g in range(n):
-        gate_s[e, g] = s[e, g * S + off]
     for g in range(n, max_gates):
         gate_s[e, g] = 0.0
     count[e] = npts
@@ -216,19 +268,24 @@ class CenterlineFromGates(_LineComponent):
 
     Capacity N = ``samples_per_gate * layout.gates`` (+1 on sprints, for the end point); ``count``
     = ``samples_per_gate * gates`` (+1). Besides ``result`` it publishes ``gate_s``: [E, G]
-    float32, the arc length of each gate centre on the line (rows >= gate count zero), which
-    :class:`~track_gen.tools.checkpoints.GateCheckpoints` reads.
+    float32, the arc length of each gate centre on the line (rows >= gate count zero).
+    :class:`~track_gen.tools.checkpoints.GateCheckpoints` gets the same values bit for bit, in
+    either order, by summing with the same :func:`trace_gate_line` from this component's
+    configuration (it never reads these buffers).
 
     Args:
         samples_per_gate: points per leg, an int >= 2 (the line is a chord polyline: the more,
             the closer ``length`` to the smooth curve's).
+        name: the component's name (keyword only; default ``"centerline"``, the name
+            GateCheckpoints and ``Course.gates``' localizer look for).
 
     ``on_generate``: one launch, O(N) per env. Invalid course: count 0, rows zero, length 0.
     """
 
     topology = ("gates",)
 
-    def __init__(self, samples_per_gate: int = 8):
+    def __init__(self, samples_per_gate: int = 8, *, name: str = "centerline"):
+        self.name = _name(name)
         if isinstance(samples_per_gate, bool) or not isinstance(samples_per_gate, numbers.Integral):
             raise TypeError(f"samples_per_gate: expected an int >= 2, got {type(samples_per_gate).__name__}")
         if int(samples_per_gate) < 2:
@@ -271,12 +328,16 @@ class TrackLine(_LineComponent):
     :class:`~track_gen.tools.checkpoints.Checkpoints`' ``s``; a 3D segment is longer than its ``s``
     step by at most ``sqrt(1 + grade^2) - 1``), ``count`` = N, ``closed`` = 1.
 
+    Args:
+        name: the component's name (keyword only; default ``"centerline"``).
+
     ``on_generate``: one launch, O(N) per env. Invalid course: count 0, rows zero, length 0.
     """
 
     topology = ("track",)
 
-    def __init__(self):
+    def __init__(self, *, name: str = "centerline"):
+        self.name = _name(name)
         self.utility = self
 
     def attach(self, ctx) -> None:

@@ -8,9 +8,11 @@ Two built-ins share the name ``"checkpoints"`` (one per generator family) and th
 * :class:`GateCheckpoints` (gate courses): one checkpoint per gate opening.
 
 Both are per-generation components: ``on_generate`` is one launch of one thread per env
-(O(N + C) for tracks, O(G) for gates, O(G * N) when it projects gates onto a foreign course
-line); they have no ``step``. Their utility (``course.checkpoint_sampler``) is a
-:class:`CheckpointSampler`, which puts a pose at a random checkpoint (random-start resets).
+(O(N + C) for tracks; for gates O(G), O(G * S) when it follows a CenterlineFromGates of S
+samples per gate, O(G * N) when it projects gates onto another course line); they have no
+``step``. Each takes a keyword-only ``name=`` (default ``"checkpoints"``). Their utility
+(``course.checkpoint_sampler``) is a :class:`CheckpointSampler`, which puts a pose at a random
+checkpoint (random-start resets).
 
 Invalid courses (``valid[e] == 0``): ``count = 0``, every row zero, ``length = 0``.
 """
@@ -27,6 +29,7 @@ import warp as wp
 from track_gen.errors import CapacityWarning
 from track_gen.exec import check_mask, mask_to_active
 from track_gen.rng import name_key, stream_state
+from track_gen.tools.centerline import CenterlineFromGates, line_gates, trace_gate_line
 from track_gen.tools.component import Component
 from track_gen.tools.types import CheckpointSet, CourseLine
 
@@ -40,6 +43,24 @@ _TWO_PI = wp.constant(2.0 * math.pi)
 
 
 # -- argument checks ------------------------------------------------------------------------------
+def _name(name) -> str:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name: expected a non-empty str, got {name!r}")
+    return name
+
+
+def _names(arg: str, value) -> tuple[str, ...]:
+    items = (value,) if isinstance(value, str) else value
+    try:
+        items = tuple(items)
+    except TypeError:
+        raise TypeError(f"{arg}: expected a component name or a sequence of them, got {value!r}") from None
+    for v in items:
+        if not isinstance(v, str) or not v:
+            raise TypeError(f"{arg}: component names must be non-empty str, got {v!r}")
+    return items
+
+
 def _positive(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a number > 0, got {type(value).__name__}")
@@ -160,10 +181,14 @@ def _gate_checkpoints(
     gcount: wp.array(dtype=wp.int32),
     width: wp.array(dtype=wp.float32),
     height: wp.array(dtype=wp.float32),
+    start_pos: wp.array(dtype=wp.vec3f),
+    start_yaw: wp.array(dtype=wp.float32),
     is_closed: int,
     cap: int,
-    line_mode: int,  # 0: no course line, 1: the line's gate_s, 2: project onto the line
-    gate_s: wp.array2d(dtype=wp.float32),
+    line_mode: int,  # 0: chords through the gates, 1: trace the CenterlineFromGates line, 2: project
+    samples: int,  # line_mode 1: the CenterlineFromGates' samples_per_gate
+    scratch_points: wp.array2d(dtype=wp.vec3f),  # placeholders trace_gate_line does not write
+    scratch_s: wp.array2d(dtype=wp.float32),
     line_points: wp.array2d(dtype=wp.vec3f),
     line_s: wp.array2d(dtype=wp.float32),
     line_count: wp.array(dtype=wp.int32),
@@ -185,8 +210,17 @@ def _gate_checkpoints(
     n = wp.clamp(gcount[e], 0, cap)
     if valid[e] == 0:
         n = 0
-    m = int(0)  # points of the course line (0: use the gate polyline)
-    if line_mode != 0 and n > 0:
+    traced = int(0)
+    line_total = float(0.0)
+    if line_mode == 1:
+        # the line CenterlineFromGates builds (none on a loop of < 2 gates: chords then), its
+        # gate arc lengths written straight into cs by the very function that line sums with
+        if line_gates(valid[e], gcount[e], is_closed, cap) > 0:
+            line_total = trace_gate_line(e, n, is_closed, samples, gpos, gnormal, start_pos, start_yaw, 0,
+                                         scratch_points, scratch_points, scratch_s, cs)
+            traced = 1
+    m = int(0)  # points of a projected course line (0: use the gate polyline)
+    if line_mode == 2 and n > 0:
         m = line_count[e]
         if m < 2:
             m = 0
@@ -196,9 +230,7 @@ def _gate_checkpoints(
         if g > 0:
             acc += wp.length(p - gpos[e, g - 1])
         sg = acc
-        if m > 0 and line_mode == 1:
-            sg = gate_s[e, g]
-        elif m > 0:
+        if m > 0:
             segs = m - 1
             if line_closed[e] != 0:
                 segs = m
@@ -223,7 +255,8 @@ def _gate_checkpoints(
         normal[e, g] = gnormal[e, g]
         hw[e, g] = 0.5 * width[e]
         hh[e, g] = 0.5 * height[e]
-        cs[e, g] = sg
+        if traced == 0:
+            cs[e, g] = sg
     for k in range(n, cap):
         _zero_row(e, k, pos, normal, hw, hh, cs)
     total = acc
@@ -231,6 +264,8 @@ def _gate_checkpoints(
         total += wp.length(gpos[e, 0] - gpos[e, n - 1])
     if m > 0:
         total = line_length[e]
+    if traced != 0:
+        total = line_total
     if n == 0:
         total = 0.0
     count[e] = n
@@ -440,6 +475,7 @@ class Checkpoints(_CheckpointComponent):
             When the capacity chosen here clips a valid course of the construction batch, one
             :class:`~track_gen.errors.CapacityWarning` says so.
         half_height: vertical half extent of the openings [m], > 0 (None: unbounded in practice).
+        name: the component's name (keyword only; default ``"checkpoints"``, the name Progress reads).
 
     Raises TypeError / ValueError naming the argument. ``on_generate``: one launch, O(N + C) per
     env. Invalid course: count 0, rows zero, length 0.
@@ -447,7 +483,8 @@ class Checkpoints(_CheckpointComponent):
 
     topology = ("track",)
 
-    def __init__(self, spacing, max_checkpoints="auto", half_height=None):
+    def __init__(self, spacing, max_checkpoints="auto", half_height=None, *, name: str = "checkpoints"):
+        self.name = _name(name)
         self.spacing = _positive("spacing", spacing)
         self.max_checkpoints = _capacity_arg(max_checkpoints)
         self.half_height = DEFAULT_HALF_HEIGHT if half_height is None else _positive("half_height", half_height)
@@ -501,56 +538,86 @@ class GateCheckpoints(_CheckpointComponent):
     ``half_height`` half the opening's width / height; ``count`` the gate count, capacity C =
     ``layout.gates``; ``closed`` the course's (1 loop, 0 sprint).
 
-    ``s`` and ``length``: with a ``"centerline"`` component in the course (it runs first), the
-    gate's arc length along that course line (:class:`~track_gen.tools.centerline.CenterlineFromGates`
-    publishes it as ``gate_s``; any other course line is searched for the gate centre's nearest
-    point) and the line's length. Without one, the cumulative 3D distance through the gate
-    centres from gate 0 (``s = 0``) and that polyline's length, the closing leg included on a loop.
+    ``s`` (arc length of each gate [m]) and ``length`` [m] depend on the course's component
+    named ``"centerline"``, by one of three rules chosen at attach (recorded as ``_line_mode``):
 
-    ``on_generate``: one launch, O(G) per env (O(G * N) projecting onto a foreign line). Invalid
-    course: count 0, rows zero, length 0.
+    * rule 1: a :class:`~track_gen.tools.centerline.CenterlineFromGates` (that exact class), in any
+      order: its line's arc length at each gate and its ``length``, bit for bit equal to its
+      ``gate_s`` / ``line.length``. Only its configuration (``samples_per_gate``) is read, at
+      attach; ``on_generate`` walks the same line with the same
+      :func:`~track_gen.tools.centerline.trace_gate_line`, so the two need no ordering.
+      A loop of < 2 gates has no line: rule 0 applies to it.
+    * rule 2: any other component with a :class:`~track_gen.tools.types.CourseLine` result (a subclass
+      of CenterlineFromGates included: it may build another line): each gate centre is
+      projected on the line (nearest point, O(G * N)); ``length`` is the line's. This reads
+      the line's buffers, so that component must run first: list it before this one or pass
+      ``after=("centerline",)``. If it comes later, ``attach`` raises ValueError saying so
+      (rather than silently falling back to chord distances that would disagree with the line).
+    * rule 0: no ``"centerline"``: the cumulative 3D distance through the gate centres from gate 0
+      (``s = 0``) and that polyline's length, the closing leg included on a loop.
+
+    Args:
+        name: the component's name (keyword only; default ``"checkpoints"``, the name Progress reads).
+        after: names of components to run before this one (keyword only), e.g. ``("centerline",)``
+            for rule 2 with a line listed later.
+
+    Raises TypeError (``name`` / ``after`` not names; a "centerline" whose result is no
+    CourseLine) and ValueError (a rule-2 line ordered after this component) at attach.
+    ``on_generate``: one launch, O(G) per env (rule 1: O(G * samples_per_gate); rule 2: O(G * N)).
+    Invalid course: count 0, rows zero, length 0.
     """
 
     topology = ("gates",)
     optional = ("centerline",)
+    #: the course line this component follows
+    line_name = "centerline"
+
+    def __init__(self, *, name: str = "checkpoints", after=()):
+        self.name = _name(name)
+        self.after = _names("after", after)
 
     def attach(self, ctx) -> None:
         E, d = ctx.num_envs, ctx.device
         self._finish_attach(ctx, int(ctx.layout.gates))
-        self._line_mode = 0
-        line = ctx.component("centerline") if ctx.has("centerline") else None
-        self._line = line
-        if line is not None:
-            res = line.result
+        peer = ctx.peer(self.line_name)
+        if peer is self:
+            peer = None
+        self._line = peer
+        self._samples = 1
+        ph2 = (wp.zeros((E, 1), dtype=wp.vec3f, device=d), wp.zeros((E, 1), dtype=wp.float32, device=d))
+        self._scratch = ph2  # trace_gate_line never writes them here (write = 0)
+        placeholders = (*ph2, wp.zeros(E, dtype=wp.int32, device=d), wp.zeros(E, dtype=wp.float32, device=d),
+                        wp.zeros(E, dtype=wp.int32, device=d))
+        if peer is None:
+            self._line_mode = 0
+            self._line_arrays = placeholders  # never read (rule 0)
+        elif type(peer) is CenterlineFromGates:
+            self._line_mode = 1
+            self._samples = int(peer.samples_per_gate)  # configuration only: it may not be attached yet
+            self._line_arrays = placeholders  # never read (rule 1)
+        else:
+            if not ctx.has(self.line_name):
+                raise ValueError(
+                    f"{self.name!r} projects the gates on the {self.line_name!r} component's course line "
+                    f"({type(peer).__name__}), so that component must run first, but the course orders it later; "
+                    f"list it before {self.name!r} or pass GateCheckpoints(after=({self.line_name!r},))"
+                )
+            res = ctx.component(self.line_name).result
             if not isinstance(res, CourseLine):
                 raise TypeError(
-                    f"GateCheckpoints reads the 'centerline' component's CourseLine, got {type(res).__name__}"
+                    f"GateCheckpoints reads the {self.line_name!r} component's CourseLine, got {type(res).__name__}"
                 )
-            gate_s = getattr(line, "gate_s", None)
-            if isinstance(gate_s, wp.array) and tuple(gate_s.shape) == (E, self.capacity):
-                self._line_mode = 1
-            else:
-                self._line_mode = 2
-        if self._line_mode != 1:
-            gate_s = wp.zeros((E, 1), dtype=wp.float32, device=d)
-        self._gate_s = gate_s
-        if line is None:  # placeholders the kernel never reads (line_mode 0)
-            self._line_arrays = (
-                wp.zeros((E, 1), dtype=wp.vec3f, device=d), wp.zeros((E, 1), dtype=wp.float32, device=d),
-                wp.zeros(E, dtype=wp.int32, device=d), wp.zeros(E, dtype=wp.float32, device=d),
-                wp.zeros(E, dtype=wp.int32, device=d),
-            )
-        else:
-            r = line.result
-            self._line_arrays = (r.points, r.s, r.count, r.length, r.closed)
+            self._line_mode = 2
+            self._line_arrays = (res.points, res.s, res.count, res.length, res.closed)
 
     def on_generate(self, ctx, mask) -> None:
         r, g = self.result, ctx.result
         active, use = self._mask(mask)
         wp.launch(
             _gate_checkpoints, dim=ctx.num_envs,
-            inputs=[active, use, g.valid, g.pos, g.normal, g.count, g.width, g.height, int(bool(g.closed)),
-                    self.capacity, self._line_mode, self._gate_s, *self._line_arrays],
+            inputs=[active, use, g.valid, g.pos, g.normal, g.count, g.width, g.height, g.start_pos, g.start_yaw,
+                    int(bool(g.closed)), self.capacity, self._line_mode, self._samples, *self._scratch,
+                    *self._line_arrays],
             outputs=[r.pos, r.normal, r.half_width, r.half_height, r.s, r.count, r.length, r.closed],
             device=ctx.device,
         )

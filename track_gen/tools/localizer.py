@@ -86,6 +86,13 @@ from track_gen.tools.types import CourseLine, TrackFrame
 
 __all__ = ["Localizer", "SEARCH_NONE", "SEARCH_WARM", "SEARCH_GLOBAL"]
 
+
+def _name(name) -> str:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name: expected a non-empty str, got {name!r}")
+    return name
+
+
 #: values of ``Localizer.search`` ([E] int32, per step): how the env's result was found
 SEARCH_NONE = 0  # invalid line or position: no search
 SEARCH_WARM = 1  # the warm window result was accepted
@@ -387,6 +394,8 @@ class Localizer(Component):
             with the fallback rules of the module docstring.
         source: name of the component whose ``result`` is the CourseLine to follow (ordered
             before this one and required), or None to follow a band track generator directly.
+        name: the component's name (keyword only; default ``"localizer"``, which backs
+            ``course.localizer``).
 
     Inputs: ``position`` [E] vec3f (required), ``orientation`` [E] quatf xyzw (optional: heading 0).
 
@@ -403,7 +412,8 @@ class Localizer(Component):
     name = "localizer"
     inputs = {"position": InputSpec(wp.vec3f), "orientation": InputSpec(wp.quatf, required=False)}
 
-    def __init__(self, warm_window: int | None = None, source: str | None = None):
+    def __init__(self, warm_window: int | None = None, source: str | None = None, *, name: str = "localizer"):
+        self.name = _name(name)
         if warm_window is not None and (
             isinstance(warm_window, bool) or not isinstance(warm_window, numbers.Integral) or warm_window < 1
         ):

@@ -65,6 +65,13 @@ from track_gen.tools.types import ProgressEvents
 
 __all__ = ["Progress", "START_TOLERANCE"]
 
+
+def _name(name) -> str:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name: expected a non-empty str, got {name!r}")
+    return name
+
+
 #: the course start counts as "on checkpoint 0's plane" within this signed distance [m]
 START_TOLERANCE = 1.0e-3
 
@@ -334,13 +341,20 @@ class Progress(Component):
 
     State besides the result: the previous position, whether one is stored, the progress origin
     and the last within-lap progress ([E] each, 24 bytes per env).
+
+    Args:
+        start_tolerance: signed distance [m] within which the course start counts as on
+            checkpoint 0's plane (:data:`START_TOLERANCE`).
+        name: the component's name (keyword only; default ``"progress"``, which backs
+            ``course.progress``). It always reads the component named ``"checkpoints"``.
     """
 
     name = "progress"
     requires = ("checkpoints",)
     inputs = {"position": InputSpec(wp.vec3f)}
 
-    def __init__(self, start_tolerance: float = START_TOLERANCE):
+    def __init__(self, start_tolerance: float = START_TOLERANCE, *, name: str = "progress"):
+        self.name = _name(name)
         self.start_tolerance = float(start_tolerance)
         self.utility = self
 
