@@ -21,14 +21,11 @@ import warp as wp
 
 from track_gen.tools.component import Component
 from track_gen.tools.types import CourseLine
+from track_gen.tools.component import check_name as _name
 
 __all__ = ["CenterlineFromGates", "TrackLine", "trace_gate_line"]
 
 
-def _name(name: Any) -> str:
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"name: expected a non-empty str, got {name!r}")
-    return name
 
 
 def _alloc_line(E: int, N: int, device) -> CourseLine:

@@ -32,6 +32,7 @@ from track_gen.rng import name_key, stream_state
 from track_gen.tools.centerline import CenterlineFromGates, line_gates, trace_gate_line
 from track_gen.tools.component import Component
 from track_gen.tools.types import CheckpointSet, CourseLine
+from track_gen.tools.component import check_name as _name
 
 __all__ = ["DEFAULT_HALF_HEIGHT", "CheckpointSampler", "Checkpoints", "GateCheckpoints"]
 
@@ -43,10 +44,6 @@ _TWO_PI = wp.constant(2.0 * math.pi)
 
 
 # -- argument checks ------------------------------------------------------------------------------
-def _name(name) -> str:
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"name: expected a non-empty str, got {name!r}")
-    return name
 
 
 def _names(arg: str, value) -> tuple[str, ...]:

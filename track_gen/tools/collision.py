@@ -42,6 +42,7 @@ import warp as wp
 from track_gen.errors import ResolutionWarning
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.types import Contacts
+from track_gen.tools.component import check_name as _name
 
 __all__ = ["BandCollision", "DiscCollision", "FrameCollision", "FAR", "NAN_POSE_CLEARANCE"]
 
@@ -72,10 +73,6 @@ def _real(what: str, value: Any) -> float:
     return v
 
 
-def _name(name: Any) -> str:
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"name: expected a non-empty str, got {name!r}")
-    return name
 
 
 # ------------------------------------------------------------------------------------------------

@@ -26,9 +26,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-__all__ = ["Component", "InputSpec", "HOOKS"]
+__all__ = ["Component", "InputSpec", "HOOKS", "check_name"]
 
 HOOKS = ("attach", "bind", "on_generate", "step", "reset")
+
+
+def check_name(name: Any) -> str:
+    """A component name: a non-empty ``str`` (TypeError naming ``name`` otherwise)."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name: expected a non-empty str, got {name!r}")
+    return name
 
 
 @dataclass(frozen=True)

@@ -83,14 +83,11 @@ import warp as wp
 
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.types import CourseLine, TrackFrame
+from track_gen.tools.component import check_name as _name
 
 __all__ = ["Localizer", "SEARCH_NONE", "SEARCH_WARM", "SEARCH_GLOBAL"]
 
 
-def _name(name) -> str:
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"name: expected a non-empty str, got {name!r}")
-    return name
 
 
 #: values of ``Localizer.search`` ([E] int32, per step): how the env's result was found

@@ -62,14 +62,11 @@ import warp as wp
 
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.types import ProgressEvents
+from track_gen.tools.component import check_name as _name
 
 __all__ = ["Progress", "START_TOLERANCE"]
 
 
-def _name(name) -> str:
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"name: expected a non-empty str, got {name!r}")
-    return name
 
 
 #: the course start counts as "on checkpoint 0's plane" within this signed distance [m]
