@@ -119,3 +119,35 @@ def any_set(active: wp.array, flag: wp.array) -> None:
     """``flag[0] = 1`` if any entry of the int32 ``active`` array is nonzero, else 0 (on device)."""
     flag.zero_()
     wp.launch(_any_set, dim=active.shape[0], inputs=[active, flag], device=active.device)
+
+
+@_contextlib.contextmanager
+def registered(*, conditional: bool = True, device=None):
+    """Record track_gen calls into a ``torch.cuda.graph`` capture that is already running.
+
+    Warp learns of the torch capture (an *external* capture on torch's current stream), so
+    ``course.step()`` and ``course.regenerate(mask=...)`` inside this block are recorded into
+    torch's graph; ``conditional=False`` records masked regenerations without the conditional
+    node (as :func:`unconditional`). Warp cannot keep the course alive from a torch graph: keep
+    the course and the arrays it reads referenced yourself for as long as you replay the graph.
+    Record the masked regeneration after every allocating torch op of the capture.
+
+    CUDA only (torch graphs do not exist on the CPU). Not exercised on this project's CPU-only CI.
+    """
+    dev = wp.get_device(device if device is not None else "cuda")
+    if not dev.is_cuda:
+        raise RuntimeError("registered() records into a torch.cuda.graph capture: it needs a CUDA device")
+    import torch
+
+    if not torch.cuda.is_current_stream_capturing():
+        raise RuntimeError("registered(): no torch.cuda.graph capture is running on the current stream")
+    stream = wp.stream_from_torch(torch.cuda.current_stream(dev.ordinal))
+    wp.capture_begin(device=dev, stream=stream, external=True)
+    try:
+        if conditional:
+            yield
+        else:
+            with unconditional():
+                yield
+    finally:
+        wp.capture_end(device=dev, stream=stream)

@@ -526,3 +526,9 @@ def test_utility_defaults_to_the_component():
     assert course.progress is c
     c.utility = "helper"
     assert course.progress == "helper"
+
+
+def test_registered_needs_cuda():
+    with pytest.raises(RuntimeError, match="CUDA device"):
+        with tg_exec.registered(device="cpu"):
+            pass
