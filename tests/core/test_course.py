@@ -170,7 +170,7 @@ def test_context_add_checks_requires_topology_inputs():
 
 def test_course_attributes_for_absent_builtins_are_none():
     course = Course(gen(), [LengthCopy()])
-    for attr in ("progress", "collision", "heightfield", "localizer", "checkpoint_sampler", "course_line",
+    for attr in ("progress", "collision", "heightfield", "localizer", "checkpoint_sampler", "course_line", "props",
                  "checkpoints"):
         assert getattr(course, attr) is None
     assert course.seeds is course.generator.seeds

@@ -31,7 +31,7 @@ _GENERATOR_SURFACE = ("result", "layout", "enqueue", "device")
 
 
 def sort_components(components: Sequence) -> list:
-    """Stable topological order over ``after`` / ``source`` (and ``requires`` / present ``optional``).
+    """Stable topological order over ``after`` / ``source`` names.
 
     Among components whose dependencies are met, the earliest in the given order runs first, so
     an already-ordered list is kept as is. Raises ValueError on an unknown name or a cycle.
@@ -50,8 +50,6 @@ def sort_components(components: Sequence) -> list:
                     f"component {c.name!r} names {n!r} in after/source, but the course has no such component; "
                     f"components: {names}"
                 )
-        wanted += [n for n in (getattr(c, "requires", ()) or ()) if n in index]
-        wanted += [n for n in (getattr(c, "optional", ()) or ()) if n in index]
         for n in wanted:
             if index[n] == index[c.name]:
                 raise ValueError(f"component {c.name!r} cannot run after itself")
@@ -152,7 +150,7 @@ class Course:
         self.device = wp.get_device(generator.device)
         self.num_envs = int(generator.layout.num_envs)
         E = self.num_envs
-        self._ctx = ctx = ComponentContext(self, generator)
+        self._ctx = ctx = ComponentContext(self, generator, ordered)
         for c in ordered:
             ctx.add(c)
         self._order = ordered
@@ -236,6 +234,7 @@ class Course:
     localizer = property(lambda self: self._utility("localizer"), doc="utility of 'localizer' or None")
     checkpoint_sampler = property(lambda self: self._utility("checkpoints"), doc="utility of 'checkpoints' or None")
     course_line = property(lambda self: self._utility("centerline"), doc="utility of 'centerline' or None")
+    props = property(lambda self: self._utility("props"), doc="utility of 'props' or None")
 
     @property
     def checkpoints(self):

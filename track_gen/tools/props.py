@@ -1,0 +1,288 @@
+"""Props: per-generation transforms of the scene objects a simulator places (gates or cones).
+
+One per-generation component named ``"props"``; its result is a :class:`PropSet` of K slots
+per env, each a position and a yaw-only rotation:
+
+* gate courses (``kind = "gate"``): slot g = gate g's frame, at the gate centre, rotated by the
+  gate's yaw about z (the frame's local x axis is its normal, the direction of passage);
+  ``count`` = the gate count, K = ``layout.gates``.
+* band tracks (``kind = "cone"``): cone markers on both band edges, ``n`` per edge, at the
+  centreline arc lengths ``s_k = k * length / n`` (``n = ceil(length / cone_spacing)``, so the
+  loop closes evenly; spacing is measured along the centreline, so cones on the inside of a
+  turn stand closer together). Slot ``2k`` is the left cone (``+normal``), slot ``2k + 1`` the
+  right one, each at ``xy(s_k) +- (half_width(s_k) + offset) * normal(s_k)`` and height
+  ``z(s_k)`` (all linearly interpolated between the two centreline points around ``s_k``, the
+  normal renormalized), rotated to the heading of travel there; ``count = 2n``.
+
+Unused slots (``k >= count``) hold the parking transform: position :data:`PARK_POSITION`
+``(0, 0, -100)`` and the identity rotation, so a simulator can place every slot every
+generation and the unused ones end up out of sight, below the ground. An invalid course
+(``valid == 0``), or a track with a non-finite or non-positive length, has ``count = 0`` (every
+slot parked); a slot whose transform would come out non-finite is parked (``count`` keeps it).
+
+``on_generate``: one launch, one thread per env, O(G) (gates) or O(N + K) (tracks) per env. No
+``step``; the component is its own utility.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import warp as wp
+
+from track_gen.errors import CapacityWarning
+from track_gen.tools.component import Component
+from track_gen.tools.component import check_name
+
+__all__ = ["PARK_POSITION", "PropSet", "Props"]
+
+#: where unused slots are parked [m] (with the identity rotation): below the ground
+PARK_POSITION = (0.0, 0.0, -100.0)
+
+_PARK_Z = wp.constant(PARK_POSITION[2])
+
+
+@dataclass
+class PropSet:
+    """Per-generation prop transforms (E envs, K slots), env frame [m]; quaternions (x, y, z, w)."""
+
+    pos: wp.array
+    """[E, K] vec3f position of each prop; unused slots: :data:`PARK_POSITION`."""
+    quat: wp.array
+    """[E, K] quatf rotation about z (yaw only); unused slots: identity (0, 0, 0, 1)."""
+    count: wp.array
+    """[E] int32 slots in use (slots 0 ... count-1)."""
+    kind: str
+    """``"gate"`` (one gate frame per slot) or ``"cone"`` (edge markers of a band track)."""
+
+
+# -- argument checks --------------------------------------------------------------------------------
+def _positive(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a number > 0, got {type(value).__name__}")
+    v = float(value)
+    if not (math.isfinite(v) and v > 0.0):
+        raise ValueError(f"{name}: must be > 0 and finite, got {value!r}")
+    return v
+
+
+def _capacity_arg(value):
+    if value is None or (isinstance(value, str) and value == "auto"):
+        return None
+    if isinstance(value, str):
+        raise ValueError(f"max_cones: expected an even int >= 2, 'auto' or None, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"max_cones: expected an even int >= 2, 'auto' or None, got {type(value).__name__}")
+    v = int(value)
+    if v < 2 or v % 2:
+        raise ValueError(f"max_cones: must be an even int >= 2 (cones come in pairs), got {v}")
+    return v
+
+
+def _ceil_ratio(length, spacing: float) -> np.ndarray:
+    """ceil(length / spacing) as the kernel computes it (float32)."""
+    with np.errstate(all="ignore"):
+        return np.ceil(np.asarray(length, np.float32) / np.float32(spacing)).astype(np.float64)
+
+
+# -- kernels ----------------------------------------------------------------------------------------
+@wp.func
+def _yaw_quat(yaw: float):
+    h = 0.5 * yaw
+    return wp.quatf(0.0, 0.0, wp.sin(h), wp.cos(h))
+
+
+@wp.func
+def _put(e: int, k: int, p: wp.vec3f, q: wp.quatf, pos: wp.array2d(dtype=wp.vec3f),
+         quat: wp.array2d(dtype=wp.quatf)):
+    """Write slot k, or park it when the transform is not finite."""
+    ok = wp.isfinite(p) and wp.isfinite(q[0]) and wp.isfinite(q[1]) and wp.isfinite(q[2]) and wp.isfinite(q[3])
+    if ok:
+        pos[e, k] = p
+        quat[e, k] = q
+    else:
+        pos[e, k] = wp.vec3f(0.0, 0.0, _PARK_Z)
+        quat[e, k] = wp.quatf(0.0, 0.0, 0.0, 1.0)
+
+
+@wp.func
+def _park_from(e: int, k0: int, pos: wp.array2d(dtype=wp.vec3f), quat: wp.array2d(dtype=wp.quatf)):
+    for k in range(k0, pos.shape[1]):
+        pos[e, k] = wp.vec3f(0.0, 0.0, _PARK_Z)
+        quat[e, k] = wp.quatf(0.0, 0.0, 0.0, 1.0)
+
+
+@wp.kernel
+def _gate_props(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array(dtype=wp.int32),
+                gpos: wp.array2d(dtype=wp.vec3f), gyaw: wp.array2d(dtype=wp.float32),
+                gcount: wp.array(dtype=wp.int32),
+                pos: wp.array2d(dtype=wp.vec3f), quat: wp.array2d(dtype=wp.quatf), count: wp.array(dtype=wp.int32)):
+    e = wp.tid()
+    if use_mask != 0 and active[e] == 0:
+        return
+    n = wp.clamp(gcount[e], 0, pos.shape[1])
+    if valid[e] == 0:
+        n = 0
+    for g in range(n):
+        _put(e, g, gpos[e, g], _yaw_quat(gyaw[e, g]), pos, quat)
+    _park_from(e, n, pos, quat)
+    count[e] = n
+
+
+@wp.kernel
+def _cone_props(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array(dtype=wp.int32),
+                xy: wp.array2d(dtype=wp.vec2f), z: wp.array2d(dtype=wp.float32),
+                half_width: wp.array2d(dtype=wp.float32), normal: wp.array2d(dtype=wp.vec2f),
+                s: wp.array2d(dtype=wp.float32), length: wp.array(dtype=wp.float32),
+                spacing: float, per_side: int, offset: float,
+                pos: wp.array2d(dtype=wp.vec3f), quat: wp.array2d(dtype=wp.quatf), count: wp.array(dtype=wp.int32)):
+    e = wp.tid()
+    if use_mask != 0 and active[e] == 0:
+        return
+    total = length[e]
+    n = int(0)
+    if valid[e] != 0 and wp.isfinite(total) and total > 0.0:
+        c = wp.min(wp.ceil(total / spacing), float(per_side))
+        n = wp.max(int(c), 1)
+    N = xy.shape[1]
+    i = int(0)
+    for k in range(n):
+        sk = float(k) * total / float(n)
+        while i < N - 1:
+            if s[e, i + 1] > sk:
+                break
+            i += 1
+        j = (i + 1) % N
+        s0 = s[e, i]
+        s1 = total
+        if i < N - 1:
+            s1 = s[e, i + 1]
+        ds = s1 - s0
+        f = float(0.0)
+        if ds > 0.0:
+            f = wp.clamp((sk - s0) / ds, 0.0, 1.0)
+        p = xy[e, i] + (xy[e, j] - xy[e, i]) * f
+        nrm = normal[e, i] * (1.0 - f) + normal[e, j] * f
+        ln = wp.length(nrm)
+        if ln > 1.0e-6:
+            nrm = nrm / ln
+        else:
+            nrm = normal[e, i]
+        hz = z[e, i] + (z[e, j] - z[e, i]) * f
+        off = half_width[e, i] + (half_width[e, j] - half_width[e, i]) * f + offset
+        q = _yaw_quat(wp.atan2(-nrm[0], nrm[1]))  # travel = normal turned right: (n.y, -n.x)
+        lp = p + off * nrm
+        rp = p - off * nrm
+        _put(e, 2 * k, wp.vec3f(lp[0], lp[1], hz), q, pos, quat)
+        _put(e, 2 * k + 1, wp.vec3f(rp[0], rp[1], hz), q, pos, quat)
+    _park_from(e, 2 * n, pos, quat)
+    count[e] = 2 * n
+
+
+# -- the component -----------------------------------------------------------------------------------
+class Props(Component):
+    """Per-generation prop transforms: gate frames on gate courses, edge cones on band tracks.
+
+    See the module docstring for the placement rules and the parking transform of unused slots.
+
+    Args:
+        cone_spacing: target distance between consecutive cones of one edge, measured along the
+            centreline [m], > 0 (band tracks only).
+        max_cones: cone capacity K (both edges together; band tracks only). An even int >= 2:
+            yours; a longer course gets K / 2 cones per edge (their spacing widens), silently.
+            ``"auto"`` / None: ``2 * max(1, ceil(max_loop_length / cone_spacing))`` when the layout
+            declares ``max_loop_length``; otherwise (elevated tracks declare none) the longest
+            valid course of the construction batch decides, read back once in ``attach``: later,
+            longer courses are clipped silently (pass an int to size it). When the capacity chosen
+            here clips a valid course of the construction batch, one
+            :class:`~track_gen.errors.CapacityWarning` says so.
+        offset: extra lateral distance of the cones outside the band edges [m] (may be < 0:
+            inside the band).
+        name: the component name.
+
+    Attributes (after attach): ``result`` (:class:`PropSet`), ``capacity`` (K), ``kind``,
+    ``capacity_source`` (tracks: ``"max_loop_length"``, ``"readback"`` or ``"max_cones"``).
+    Raises TypeError / ValueError naming the argument.
+    """
+
+    name = "props"
+    topology = ("track", "gates")
+
+    def __init__(self, cone_spacing: float = 2.0, max_cones="auto", offset: float = 0.0, *, name: str = "props"):
+        self.cone_spacing = _positive("cone_spacing", cone_spacing)
+        self.max_cones = _capacity_arg(max_cones)
+        if isinstance(offset, bool) or not isinstance(offset, numbers.Real) or not math.isfinite(float(offset)):
+            raise (TypeError if isinstance(offset, bool) or not isinstance(offset, numbers.Real) else ValueError)(
+                f"offset: expected a finite number [m], got {offset!r}"
+            )
+        self.offset = float(offset)
+        self.name = check_name(name)
+        self.kind = None
+        self.capacity = None
+        self.capacity_source = None
+
+    def attach(self, ctx) -> None:
+        E, dev = ctx.num_envs, ctx.device
+        if ctx.family == "gates":
+            self.kind = "gate"
+            K = int(ctx.layout.gates)
+        else:
+            self.kind = "cone"
+            if self.max_cones is not None:
+                self.capacity_source = "max_cones"
+                K = self.max_cones
+            else:
+                K = 2 * self._auto_per_side(ctx)
+        self.capacity = K
+        self._all = wp.ones(E, dtype=wp.int32, device=dev)
+        pos = wp.zeros((E, K), dtype=wp.vec3f, device=dev)
+        pos.fill_(wp.vec3f(*PARK_POSITION))
+        quat = wp.zeros((E, K), dtype=wp.quatf, device=dev)
+        quat.fill_(wp.quatf(0.0, 0.0, 0.0, 1.0))
+        self.result = PropSet(pos=pos, quat=quat, count=wp.zeros(E, dtype=wp.int32, device=dev), kind=self.kind)
+
+    def _auto_per_side(self, ctx) -> int:
+        if getattr(ctx.generator, "prepared", True) is False:
+            ctx.generator.prepare()  # the construction batch must exist before it is read back
+        valid = ctx.result.valid.numpy() != 0
+        length = ctx.result.length.numpy().astype(np.float64)
+        ok = valid & np.isfinite(length) & (length > 0.0)
+        need = _ceil_ratio(length[ok], self.cone_spacing)
+        bound = getattr(ctx.layout, "max_loop_length", None)
+        if bound is None:
+            self.capacity_source = "readback"
+            return int(max(1, need.max())) if need.size else 1
+        self.capacity_source = "max_loop_length"
+        n = int(max(1, math.ceil(float(bound) / self.cone_spacing),
+                    _ceil_ratio(np.array([bound]), self.cone_spacing)[0]))
+        over = need > n
+        if over.any():
+            warnings.warn(
+                f"Props: {int(over.sum())} valid course(s) of the construction batch need up to {int(need.max())} "
+                f"cones per edge at cone_spacing {self.cone_spacing:g} m, more than the {n} sized from "
+                f"layout.max_loop_length={float(bound):g}; their cones spread out to length / {n}; pass a larger "
+                f"max_cones",
+                CapacityWarning, stacklevel=5,
+            )
+        return n
+
+    def on_generate(self, ctx, mask) -> None:
+        """Transforms of masked envs (all when ``mask`` is None); other envs' rows are not written."""
+        g, r = ctx.result, self.result
+        active = self._all if mask is None else mask
+        use = 0 if mask is None else 1
+        if self.kind == "gate":
+            wp.launch(_gate_props, dim=ctx.num_envs, device=ctx.device,
+                      inputs=[active, use, g.valid, g.pos, g.yaw, g.count], outputs=[r.pos, r.quat, r.count])
+        else:
+            wp.launch(_cone_props, dim=ctx.num_envs, device=ctx.device,
+                      inputs=[active, use, g.valid, g.xy, g.z, g.half_width, g.normal, g.s, g.length,
+                              self.cone_spacing, self.capacity // 2, self.offset],
+                      outputs=[r.pos, r.quat, r.count])
+
+    def __repr__(self) -> str:
+        return f"Props(kind={self.kind!r}, capacity={self.capacity}, name={self.name!r})"
