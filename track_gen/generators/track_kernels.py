@@ -223,7 +223,9 @@ def centerline_kernel(
         if lr[1] > 0.0:
             status = TURN
             continue
-        # walk the dense polyline from the start knot, emitting evenly spaced points
+        # walk the dense polyline from the start knot, emitting evenly spaced points (the gate
+        # layout walks the same way; a shared struct-based walk measured 33% slower here, so the
+        # few lines stay inlined in both kernels)
         inv = 1.0 / float(per_span)
         k = kbest
         q8 = span_coeffs(ctrl, e, num_ctrl, 1, k)
