@@ -275,7 +275,10 @@ class Course:
     # -- binding --------------------------------------------------------------------------------
     def bind(self, *args, **arrays) -> None:
         """Bind every component input at once, by name (``position``, ``orientation``,
-        ``half_extents``, ``box_position`` also positionally). Validated, then bound atomically."""
+        ``half_extents``, ``box_position`` also positionally). Validated, then bound atomically.
+
+        The built-in per-step components also take ``origin`` ([E] vec3f): with it, positions are
+        world-frame and each env's course sits at its origin (e.g. Isaac Lab's env origins)."""
         if len(args) > len(POSE_INPUTS):
             raise TypeError(f"bind takes at most {len(POSE_INPUTS)} positional arrays {POSE_INPUTS}")
         for name, arr in zip(POSE_INPUTS, args):

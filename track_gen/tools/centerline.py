@@ -19,6 +19,7 @@ from typing import Any
 
 import warp as wp
 
+from track_gen.tools._common import gates_in_use
 from track_gen.tools.component import Component
 from track_gen.tools.types import CourseLine
 from track_gen.tools.component import check_name as _name
@@ -54,8 +55,8 @@ def _leg_start(e: int, j: int, closed: int, gpos: wp.array2d(dtype=wp.vec3f), gn
 @wp.func
 def line_gates(valid: int, gcount: int, closed: int, max_gates: int) -> int:
     """Gates the line of an env runs through: 0 on an invalid course and on a loop of < 2 gates."""
-    n = wp.clamp(gcount, 0, max_gates)
-    if valid == 0 or (closed != 0 and n < 2):
+    n = gates_in_use(valid, gcount, max_gates)
+    if closed != 0 and n < 2:
         n = 0
     return n
 

@@ -20,15 +20,12 @@ Invalid courses (``valid[e] == 0``): ``count = 0``, every row zero, ``length = 0
 from __future__ import annotations
 
 import math
-import numbers
-import warnings
 
-import numpy as np
 import warp as wp
 
-from track_gen.errors import CapacityWarning
 from track_gen.exec import check_mask, mask_to_active
 from track_gen.rng import name_key, stream_state
+from track_gen.tools._common import arc_locate, capacity_arg, gates_in_use, positive, spaced_capacity, spaced_count
 from track_gen.tools.centerline import CenterlineFromGates, line_gates, trace_gate_line
 from track_gen.tools.component import Component
 from track_gen.tools.types import CheckpointSet, CourseLine
@@ -56,33 +53,6 @@ def _names(arg: str, value) -> tuple[str, ...]:
         if not isinstance(v, str) or not v:
             raise TypeError(f"{arg}: component names must be non-empty str, got {v!r}")
     return items
-
-
-def _positive(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a number > 0, got {type(value).__name__}")
-    v = float(value)
-    if not (math.isfinite(v) and v > 0.0):
-        raise ValueError(f"{name}: must be > 0 and finite, got {value!r}")
-    return v
-
-
-def _capacity_arg(value):
-    if value is None or (isinstance(value, str) and value == "auto"):
-        return None
-    if isinstance(value, str):
-        raise ValueError(f"max_checkpoints: expected an int >= 3, 'auto' or None, got {value!r}")
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"max_checkpoints: expected an int >= 3, 'auto' or None, got {type(value).__name__}")
-    if int(value) < 3:
-        raise ValueError(f"max_checkpoints: must be >= 3, got {int(value)}")
-    return int(value)
-
-
-def _ceil_ratio(length: np.ndarray, spacing: float) -> np.ndarray:
-    """ceil(length / spacing) as the kernel computes it (float32)."""
-    with np.errstate(all="ignore"):
-        return np.ceil(np.asarray(length, np.float32) / np.float32(spacing)).astype(np.float64)
 
 
 # -- kernels --------------------------------------------------------------------------------------
@@ -125,28 +95,14 @@ def _track_checkpoints(
     if use_mask != 0 and active[e] == 0:
         return
     total = length[e]
-    n = int(0)
-    if valid[e] != 0 and wp.isfinite(total) and total > 0.0:
-        c = wp.min(wp.ceil(total / spacing), float(cap))
-        n = wp.max(int(c), 3)
+    n = spaced_count(valid[e], total, spacing, cap, 3)
     N = num_points
     i = int(0)
     for k in range(n):
         sk = float(k + 1) * total / float(n)
-        while i < N - 1:
-            if s[e, i + 1] > sk:
-                break
-            i += 1
-        j = (i + 1) % N
-        s0 = s[e, i]
-        s1 = total
-        if i < N - 1:
-            s1 = s[e, i + 1]
-        ds = s1 - s0
-        f = float(0.0)
+        i, j, f, ds = arc_locate(s, e, N, total, sk, i)
         slope = float(0.0)
         if ds > 0.0:
-            f = wp.clamp((sk - s0) / ds, 0.0, 1.0)
             slope = (z[e, j] - z[e, i]) / ds
         p = xy[e, i] + (xy[e, j] - xy[e, i]) * f
         t = tangent[e, i] * (1.0 - f) + tangent[e, j] * f
@@ -204,9 +160,7 @@ def _gate_checkpoints(
     e = wp.tid()
     if use_mask != 0 and active[e] == 0:
         return
-    n = wp.clamp(gcount[e], 0, cap)
-    if valid[e] == 0:
-        n = 0
+    n = gates_in_use(valid[e], gcount[e], cap)
     traced = int(0)
     line_total = float(0.0)
     if line_mode == 1:
@@ -482,9 +436,9 @@ class Checkpoints(_CheckpointComponent):
 
     def __init__(self, spacing, max_checkpoints="auto", half_height=None, *, name: str = "checkpoints"):
         self.name = _name(name)
-        self.spacing = _positive("spacing", spacing)
-        self.max_checkpoints = _capacity_arg(max_checkpoints)
-        self.half_height = DEFAULT_HALF_HEIGHT if half_height is None else _positive("half_height", half_height)
+        self.spacing = positive("spacing", spacing)
+        self.max_checkpoints = capacity_arg("max_checkpoints", max_checkpoints, 3)
+        self.half_height = DEFAULT_HALF_HEIGHT if half_height is None else positive("half_height", half_height)
 
     def attach(self, ctx) -> None:
         C = self.max_checkpoints
@@ -493,27 +447,9 @@ class Checkpoints(_CheckpointComponent):
         self._finish_attach(ctx, C)
 
     def _auto_capacity(self, ctx) -> int:
-        if getattr(ctx.generator, "prepared", True) is False:
-            ctx.generator.prepare()  # the construction batch must exist before it is read back
-        valid = ctx.result.valid.numpy() != 0
-        length = ctx.result.length.numpy().astype(np.float64)
-        ok = valid & np.isfinite(length) & (length > 0.0)
-        need = _ceil_ratio(length[ok], self.spacing)
-        bound = getattr(ctx.layout, "max_loop_length", None)
-        if bound is None:
-            self.capacity_source = "readback"
-            return int(max(3, need.max())) if need.size else 3
-        self.capacity_source = "max_loop_length"
-        C = int(max(3, math.ceil(float(bound) / self.spacing), _ceil_ratio(np.array([bound]), self.spacing)[0]))
-        over = need > C
-        if over.any():
-            warnings.warn(
-                f"Checkpoints: {int(over.sum())} valid course(s) of the construction batch need up to "
-                f"{int(need.max())} checkpoints at spacing {self.spacing:g} m, more than the {C} sized from "
-                f"layout.max_loop_length={float(bound):g}; their checkpoints spread out to length / {C}; pass a "
-                f"larger max_checkpoints",
-                CapacityWarning, stacklevel=5,
-            )
+        C, self.capacity_source = spaced_capacity(ctx, self.spacing, 3, owner="Checkpoints", noun="checkpoints",
+                                                  per="", spacing_arg="spacing", capacity_arg="max_checkpoints",
+                                                  stacklevel=5)
         return C
 
     def on_generate(self, ctx, mask) -> None:

@@ -12,9 +12,13 @@ Three per-step components, each named ``"collision"`` unless you pass ``name=``;
 
 Inputs (bind them with ``course.bind``): ``box_position`` [E] vec3f, the box centre (routed from
 ``position`` unless bound), ``orientation`` [E] quatf (x, y, z, w), ``half_extents`` [E] vec2f,
-the half length (body x) and half width (body y) of the box [m]. Only the yaw of the orientation
-is used, ``atan2(2(wz + xy), w^2 + x^2 - y^2 - z^2)`` (so a quaternion need not be normalized);
-the absolute values of the half extents are used.
+the half length (body x) and half width (body y) of the box [m], and optionally ``origin`` [E]
+vec3f, each env's origin in the world (e.g. Isaac Lab's ``env.scene.env_origins``). The courses
+live in each env's own frame: positions are world-frame when ``origin`` is bound (the box centre
+used is ``box_position[e] - origin[e]``; a non-finite origin counts as a non-finite position),
+env-frame otherwise (this input is not :class:`BandCollision`'s ``origin`` attribute, the SDF
+grid's corner). Only the yaw of the orientation is used, ``atan2(2(wz + xy), w^2 + x^2 - y^2 -
+z^2)`` (so a quaternion need not be normalized); the absolute values of the half extents are used.
 
 Results, every field [E]: ``clearance`` the signed distance [m] (> 0 free, <= 0 touching or
 penetrating), ``hit = clearance <= 0``, ``depth = max(0, -clearance)``, ``normal`` a unit vector
@@ -32,14 +36,11 @@ env's rows; ``step`` is stateless, so a replayed graph gives the eager result by
 
 from __future__ import annotations
 
-import math
-import numbers
-import warnings
-from typing import Any
-
 import warp as wp
 
-from track_gen.errors import ResolutionWarning
+from track_gen.tools._common import (ORIGIN_INPUT, box_dist2, chunk_box, chunking, env_position, gates_in_use,
+                                     largest_size, no_origin, origin_args, real, resolution_arg, size_hi_arg,
+                                     warn_uncovered)
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.types import Contacts
 from track_gen.tools.component import check_name as _name
@@ -58,21 +59,10 @@ _POSE_INPUTS = {
     "box_position": InputSpec(wp.vec3f, default="position"),
     "orientation": InputSpec(wp.quatf),
     "half_extents": InputSpec(wp.vec2f),
+    "origin": ORIGIN_INPUT,
 }
-
-
-# ------------------------------------------------------------------------------------------------
-# argument checks
-# ------------------------------------------------------------------------------------------------
-def _real(what: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{what}: expected a real number, got {type(value).__name__} {value!r}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise ValueError(f"{what}: expected a finite number, got {value!r}")
-    return v
-
-
+#: the generator parameter that gives the side of a band track's course square
+_SIZE_KEYS = ("centerline.size",)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -95,6 +85,18 @@ def _yaw_axes(q: wp.quatf):
 def _pose_finite(p: wp.vec3f, q: wp.quatf, h: wp.vec2f) -> bool:
     ok = wp.isfinite(p) and wp.isfinite(h)
     return ok and wp.isfinite(q[0]) and wp.isfinite(q[1]) and wp.isfinite(q[2]) and wp.isfinite(q[3])
+
+
+@wp.func
+def _body_pose(e: int, pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
+               quat: wp.array(dtype=wp.quatf), ext: wp.array(dtype=wp.vec2f)):
+    """Env e's box: whether its pose is finite, its env-frame centre (3D and xy), body x and y
+    axes (yaw only) and absolute half extents (use them only when finite)."""
+    p = env_position(pos, origin, has_origin, e)
+    q = quat[e]
+    h = ext[e]
+    u, v = _yaw_axes(q)
+    return _pose_finite(p, q, h), p, wp.vec2f(p[0], p[1]), u, v, wp.abs(h[0]), wp.abs(h[1])
 
 
 @wp.func
@@ -208,16 +210,10 @@ def _band_edges_kernel(active: wp.array(dtype=wp.int32), use_mask: int, xy: wp.a
         side = k // C
         i0 = (k - side * C) * K
         i1 = wp.min(i0 + K, N)
-        lo = wp.vec2f(_BIG, _BIG)
-        hi = wp.vec2f(-_BIG, -_BIG)
-        for i in range(i0, i1 + 1):
-            j = i % N
-            q = left[e, j]
-            if side == 1:
-                q = right[e, j]
-            lo = wp.min(lo, q)
-            hi = wp.max(hi, q)
-        boxes[e, k] = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
+        if side == 0:
+            boxes[e, k] = chunk_box(left, e, i0, i1, N)
+        else:
+            boxes[e, k] = chunk_box(right, e, i0, i1, N)
 
 
 @wp.func
@@ -269,9 +265,7 @@ def _band_sign(p: wp.vec2f, left: wp.array2d(dtype=wp.vec2f), right: wp.array2d(
 
 @wp.func
 def _box_dist(p: wp.vec2f, box: wp.vec4f) -> float:
-    dx = wp.max(wp.max(box[0] - p[0], p[0] - box[2]), 0.0)
-    dy = wp.max(wp.max(box[1] - p[1], p[1] - box[3]), 0.0)
-    return wp.sqrt(dx * dx + dy * dy)
+    return wp.sqrt(box_dist2(p, box))
 
 
 @wp.func
@@ -332,7 +326,8 @@ def _pick(d: float, t: float, g: int, best: float, bg: int, bt: float):
 def _band_segments_kernel(valid: wp.array(dtype=wp.int32), left: wp.array2d(dtype=wp.vec2f),
                           right: wp.array2d(dtype=wp.vec2f), nrm: wp.array2d(dtype=wp.vec2f),
                           boxes: wp.array2d(dtype=wp.vec4f), K: int, C: int, pos: wp.array(dtype=wp.vec3f),
-                          quat: wp.array(dtype=wp.quatf), ext: wp.array(dtype=wp.vec2f),
+                          origin: wp.array(dtype=wp.vec3f), has_origin: int, quat: wp.array(dtype=wp.quatf),
+                          ext: wp.array(dtype=wp.vec2f),
                           hit: wp.array(dtype=wp.int32), depth: wp.array(dtype=wp.float32),
                           clearance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3f),
                           index: wp.array(dtype=wp.int32)):
@@ -340,17 +335,11 @@ def _band_segments_kernel(valid: wp.array(dtype=wp.int32), left: wp.array2d(dtyp
     if valid[e] == 0:
         _write_none(e, hit, depth, clearance, normal, index)
         return
-    p3 = pos[e]
-    q = quat[e]
-    h = ext[e]
-    if not _pose_finite(p3, q, h):
+    ok, p3, c, u, v, ha, hb = _body_pose(e, pos, origin, has_origin, quat, ext)
+    if not ok:
         _write_nan(e, hit, depth, clearance, normal, index)
         return
     N = left.shape[1]
-    c = wp.vec2f(p3[0], p3[1])
-    u, v = _yaw_axes(q)
-    ha = wp.abs(h[0])
-    hb = wp.abs(h[1])
     rho = wp.sqrt(ha * ha + hb * hb)
     # the five query points in the body frame: centre, then the corners counter-clockwise
     p0 = wp.vec2f(0.0, 0.0)
@@ -531,24 +520,19 @@ def _grid_lookup(grid: wp.array3d(dtype=wp.float32), e: int, x0: float, cell: fl
 @wp.kernel
 def _band_sdf_kernel(valid: wp.array(dtype=wp.int32), grid: wp.array3d(dtype=wp.float32),
                      gidx: wp.array3d(dtype=wp.int16), nrm: wp.array2d(dtype=wp.vec2f), x0: float, cell: float,
-                     max_side: int, pos: wp.array(dtype=wp.vec3f), quat: wp.array(dtype=wp.quatf),
-                     ext: wp.array(dtype=wp.vec2f), hit: wp.array(dtype=wp.int32), depth: wp.array(dtype=wp.float32),
+                     max_side: int, pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f),
+                     has_origin: int, quat: wp.array(dtype=wp.quatf), ext: wp.array(dtype=wp.vec2f),
+                     hit: wp.array(dtype=wp.int32), depth: wp.array(dtype=wp.float32),
                      clearance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3f),
                      index: wp.array(dtype=wp.int32)):
     e = wp.tid()
     if valid[e] == 0:
         _write_none(e, hit, depth, clearance, normal, index)
         return
-    p3 = pos[e]
-    q = quat[e]
-    h = ext[e]
-    if not _pose_finite(p3, q, h):
+    ok, p3, c, u, v, ha, hb = _body_pose(e, pos, origin, has_origin, quat, ext)
+    if not ok:
         _write_nan(e, hit, depth, clearance, normal, index)
         return
-    c = wp.vec2f(p3[0], p3[1])
-    u, v = _yaw_axes(q)
-    ha = wp.abs(h[0])
-    hb = wp.abs(h[1])
     best, bgrad, br, bc = _grid_lookup(grid, e, x0, cell, c)
     # the boundary, walked counter-clockwise from corner (+a, +b): each side cut into pieces of
     # at most one cell (at most max_side pieces), every piece end sampled (corners included)
@@ -606,25 +590,20 @@ def _lateral(nrm: wp.vec3f):
 def _disc_kernel(valid: wp.array(dtype=wp.int32), gpos: wp.array2d(dtype=wp.vec3f),
                  gnormal: wp.array2d(dtype=wp.vec3f), count: wp.array(dtype=wp.int32),
                  width: wp.array(dtype=wp.float32), thickness: wp.array(dtype=wp.float32), radius: float,
-                 pos: wp.array(dtype=wp.vec3f), quat: wp.array(dtype=wp.quatf), ext: wp.array(dtype=wp.vec2f),
+                 pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
+                 quat: wp.array(dtype=wp.quatf), ext: wp.array(dtype=wp.vec2f),
                  hit: wp.array(dtype=wp.int32), depth: wp.array(dtype=wp.float32),
                  clearance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3f),
                  index: wp.array(dtype=wp.int32)):
     e = wp.tid()
-    G = wp.min(count[e], gpos.shape[1])
-    if valid[e] == 0 or G <= 0:
+    G = gates_in_use(valid[e], count[e], gpos.shape[1])
+    if G <= 0:
         _write_none(e, hit, depth, clearance, normal, index)
         return
-    p3 = pos[e]
-    q = quat[e]
-    h = ext[e]
-    if not _pose_finite(p3, q, h):
+    ok, p3, c, u, v, ha, hb = _body_pose(e, pos, origin, has_origin, quat, ext)
+    if not ok:
         _write_nan(e, hit, depth, clearance, normal, index)
         return
-    c = wp.vec2f(p3[0], p3[1])
-    u, v = _yaw_axes(q)
-    ha = wp.abs(h[0])
-    hb = wp.abs(h[1])
     off = 0.5 * width[e] + 0.5 * thickness[e]
     best = float(_BIG)
     bidx = int(-1)
@@ -721,25 +700,20 @@ def _frame_kernel(valid: wp.array(dtype=wp.int32), gpos: wp.array2d(dtype=wp.vec
                   gnormal: wp.array2d(dtype=wp.vec3f), count: wp.array(dtype=wp.int32),
                   width: wp.array(dtype=wp.float32), height: wp.array(dtype=wp.float32),
                   thickness: wp.array(dtype=wp.float32), half_height: float,
-                  pos: wp.array(dtype=wp.vec3f), quat: wp.array(dtype=wp.quatf), ext: wp.array(dtype=wp.vec2f),
+                  pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
+                  quat: wp.array(dtype=wp.quatf), ext: wp.array(dtype=wp.vec2f),
                   hit: wp.array(dtype=wp.int32), depth: wp.array(dtype=wp.float32),
                   clearance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3f),
                   index: wp.array(dtype=wp.int32)):
     e = wp.tid()
-    G = wp.min(count[e], gpos.shape[1])
-    if valid[e] == 0 or G <= 0:
+    G = gates_in_use(valid[e], count[e], gpos.shape[1])
+    if G <= 0:
         _write_none(e, hit, depth, clearance, normal, index)
         return
-    p3 = pos[e]
-    q = quat[e]
-    h = ext[e]
-    if not _pose_finite(p3, q, h):
+    ok, p3, c, u, v, ha, hb = _body_pose(e, pos, origin, has_origin, quat, ext)
+    if not ok:
         _write_nan(e, hit, depth, clearance, normal, index)
         return
-    c = wp.vec2f(p3[0], p3[1])
-    u, v = _yaw_axes(q)
-    ha = wp.abs(h[0])
-    hb = wp.abs(h[1])
     rho = wp.sqrt(ha * ha + hb * hb)
     w = width[e]
     hh = height[e]
@@ -824,6 +798,7 @@ class _CollisionBase(Component):
 
     def _attach_result(self, ctx) -> None:
         self.result = _contacts(ctx.num_envs, ctx.device)
+        self._no_origin = no_origin(ctx.device)
         self.utility = self
 
     def reset(self, ctx, mask) -> None:
@@ -834,7 +809,7 @@ class _CollisionBase(Component):
 
     def _pose(self):
         b = self._bound
-        return [b["box_position"], b["orientation"], b["half_extents"]]
+        return [b["box_position"], *origin_args(b, self._no_origin), b["orientation"], b["half_extents"]]
 
     def _outputs(self):
         r = self.result
@@ -871,7 +846,8 @@ class BandCollision(_CollisionBase):
     ceil(N / K) chunk boxes (K = ceil(sqrt N), 16 for N = 256) and S the segments of the chunks
     that can hold an answer (within the current best distances of the footprint, typically 2-4
     chunks), each rejected after one point distance when it is farther than every answer. No
-    state is kept between steps.
+    state is kept between steps. Positions are world-frame when ``origin`` is bound (the
+    footprint centre is then ``box_position - origin``), env-frame otherwise.
 
     ``mode="sdf"`` (approximate): ``on_generate`` bakes ``sd`` at the nodes of a per-env grid
     of ``resolution`` cells across the course square of side ``size_hi`` (centred on the
@@ -917,16 +893,10 @@ class BandCollision(_CollisionBase):
             raise TypeError(f"mode: expected 'segments' or 'sdf', got the bool {mode!r}")
         if mode not in ("segments", "sdf"):
             raise ValueError(f"mode: expected 'segments' or 'sdf', got {mode!r}")
-        if isinstance(resolution, bool) or not isinstance(resolution, numbers.Integral):
-            raise TypeError(f"resolution: expected an int (cells across the course), got {resolution!r}")
-        if not 2 <= int(resolution) <= 4096:
-            raise ValueError(f"resolution: expected 2 ... 4096 cells, got {resolution!r}")
-        if size_hi is not None:
-            size_hi = _real("size_hi", size_hi)
-            if size_hi <= 0.0:
-                raise ValueError(f"size_hi: expected a course size > 0 [m], got {size_hi!r}")
+        resolution = resolution_arg(resolution, "cells across the course", "cells")
+        size_hi = size_hi_arg(size_hi)
         self.mode = mode
-        self.resolution = int(resolution)
+        self.resolution = resolution
         self.size_hi = size_hi
         self.name = _name(name)
         self._warned = False
@@ -940,31 +910,14 @@ class BandCollision(_CollisionBase):
     @staticmethod
     def _largest_size(generator) -> float | None:
         """The largest ``centerline.size`` the generator can draw now (None when it has none)."""
-        try:
-            size = float(generator.params["centerline.size"])
-        except (AttributeError, KeyError, TypeError):
-            return None
-        rnd = getattr(generator, "randomizers", None)
-        try:
-            if rnd is not None and "centerline.size" in rnd:
-                size = float(rnd["centerline.size"][1])
-        except (KeyError, TypeError):
-            pass
-        return size
+        found = largest_size(generator, _SIZE_KEYS)
+        return None if found is None else found[1]
 
     def _check_cover(self, generator, stacklevel: int) -> None:
         if self.mode != "sdf" or self._warned:
             return
-        largest = self._largest_size(generator)
-        if largest is not None and largest > self.side * (1.0 + 1e-6):
-            self._warned = True
-            warnings.warn(
-                f"{self.name!r}: the SDF grid covers a {self.side:g} m square (size_hi={self.side:g}), but the "
-                f"generator can draw courses up to centerline.size={largest:g} m; outside the grid contacts are "
-                f"extrapolated. Pass size_hi={largest:g} (or the largest size your curriculum reaches)",
-                ResolutionWarning,
-                stacklevel=stacklevel,
-            )
+        self._warned = warn_uncovered(self.name, "SDF grid", self.side, generator, _SIZE_KEYS,
+                                      "contacts are extrapolated", stacklevel)
 
     # -- hooks --------------------------------------------------------------------------------------
     def attach(self, ctx) -> None:
@@ -974,8 +927,7 @@ class BandCollision(_CollisionBase):
         if 2 * N > 32767:
             raise ValueError(f"{self.name!r}: {N} centreline points exceed the 16383 the segment index supports")
         self._N = N
-        self._K = max(4, math.isqrt(N - 1) + 1)
-        self._C = (N + self._K - 1) // self._K
+        self._K, self._C = chunking(N)
         self._all = wp.ones(E, dtype=wp.int32, device=dev)
         self.left = wp.zeros((E, N), dtype=wp.vec2f, device=dev)
         self.right = wp.zeros((E, N), dtype=wp.vec2f, device=dev)
@@ -1041,7 +993,8 @@ class DiscCollision(_CollisionBase):
     or minus its depth inside it), so ``depth`` is the exact minimal translation. ``normal``
     (z = 0) points from the post to the rectangle's closest point, or, with the post centre
     inside the rectangle, away from the nearest side. Only gates ``g < count`` take part.
-    Cost per env-step: O(2 * count).
+    Cost per env-step: O(2 * count). Positions are world-frame when ``origin`` is bound (the
+    footprint centre is then ``box_position - origin``), env-frame otherwise.
 
     Args:
         radius: post radius [m], > 0.
@@ -1051,7 +1004,7 @@ class DiscCollision(_CollisionBase):
     topology = ("gates",)
 
     def __init__(self, radius: float, *, name: str = "collision"):
-        r = _real("radius", radius)
+        r = real("radius", radius)
         if r <= 0.0:
             raise ValueError(f"radius: expected a post radius > 0 [m], got {radius!r}")
         self.radius = r
@@ -1089,7 +1042,8 @@ class FrameCollision(_CollisionBase):
     |max(d_xy, 0), max(d_z, 0)|`` when apart, else ``max(d_xy, d_z)`` (minus the smaller of the
     two translations that separate them). ``normal`` is the unit direction that increases it for
     the body (3D, from the nearest bar). Only gates ``g < count``. Cost per env-step:
-    O(4 * count) box pairs.
+    O(4 * count) box pairs. Positions are world-frame when ``origin`` is bound (the box centre
+    is then ``box_position - origin``, z included), env-frame otherwise.
 
     Args:
         half_height: vertical half extent of the body box [m], >= 0.
@@ -1099,7 +1053,7 @@ class FrameCollision(_CollisionBase):
     topology = ("gates",)
 
     def __init__(self, half_height: float, *, name: str = "collision"):
-        hh = _real("half_height", half_height)
+        hh = real("half_height", half_height)
         if hh < 0.0:
             raise ValueError(f"half_height: expected a vertical half extent >= 0 [m], got {half_height!r}")
         self.half_height = hh

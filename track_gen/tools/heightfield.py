@@ -2,7 +2,8 @@
 
 One per-generation component named ``"heightfield"`` (``course.heightfield`` is the component
 itself, whose :meth:`HeightFieldBake.sample` looks heights up for terrain-following
-observations). Its result is a :class:`HeightField`.
+observations: at env-frame points, or at world-frame points with ``origin=`` each env's origin).
+Its result is a :class:`HeightField`.
 
 The grid: ``resolution`` x ``resolution`` nodes per env over the square of side
 ``extent = side + 2 * margin`` centred on the env origin (``side``: the course square, see
@@ -35,15 +36,12 @@ inside 0``. Other envs are never affected.
 
 from __future__ import annotations
 
-import math
-import numbers
-import warnings
 from dataclasses import dataclass
-from typing import Any
 
 import warp as wp
 
-from track_gen.errors import ResolutionWarning
+from track_gen.tools._common import (box_dist2, chunk_box, chunking, env_position, gates_in_use, largest_size,
+                                     no_origin, origin_args, real, resolution_arg, size_hi_arg, warn_uncovered)
 from track_gen.tools.component import Component
 from track_gen.tools.component import check_name as _name
 
@@ -53,21 +51,6 @@ __all__ = ["HeightField", "HeightFieldBake", "SIZE_PARAMS"]
 SIZE_PARAMS = ("centerline.size", "gates.size")
 
 _BIG = 1.0e30
-
-
-# ------------------------------------------------------------------------------------------------
-# argument checks
-# ------------------------------------------------------------------------------------------------
-def _real(what: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{what}: expected a real number, got {type(value).__name__} {value!r}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise ValueError(f"{what}: expected a finite number, got {value!r}")
-    return v
-
-
-
 
 # ------------------------------------------------------------------------------------------------
 # result
@@ -108,14 +91,7 @@ def _chunks_kernel(active: wp.array(dtype=wp.int32), use_mask: int, xy: wp.array
     N = xy.shape[1]
     for k in range(C):
         i0 = k * K
-        i1 = wp.min(i0 + K, N)
-        lo = wp.vec2f(_BIG, _BIG)
-        hi = wp.vec2f(-_BIG, -_BIG)
-        for i in range(i0, i1 + 1):
-            q = xy[e, i % N]
-            lo = wp.min(lo, q)
-            hi = wp.max(hi, q)
-        boxes[e, k] = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
+        boxes[e, k] = chunk_box(xy, e, i0, wp.min(i0 + K, N), N)
     m = float(0.0)
     for i in range(N):
         m = wp.max(m, half_width[e, i])
@@ -132,14 +108,6 @@ def _seg_point2(p: wp.vec2f, a: wp.vec2f, b: wp.vec2f):
         t = wp.clamp(wp.dot(p - a, d) / l2, 0.0, 1.0)
     q = p - (a + t * d)
     return wp.dot(q, q), t
-
-
-@wp.func
-def _box_dist2(p: wp.vec2f, box: wp.vec4f) -> float:
-    """Squared distance from ``p`` to an axis-aligned box (min x, min y, max x, max y)."""
-    dx = wp.max(wp.max(box[0] - p[0], p[0] - box[2]), 0.0)
-    dy = wp.max(wp.max(box[1] - p[1], p[1] - box[3]), 0.0)
-    return dx * dx + dy * dy
 
 
 @wp.kernel
@@ -177,7 +145,7 @@ def _track_bake_kernel(active: wp.array(dtype=wp.int32), use_mask: int, valid: w
                 bg = warm
                 bt = t
         for k in range(C):
-            if _box_dist2(p, boxes[e, k]) <= wp.min(best, limit):
+            if box_dist2(p, boxes[e, k]) <= wp.min(best, limit):
                 i0 = k * K
                 i1 = wp.min(i0 + K, N)
                 a = xy[e, i0]
@@ -226,9 +194,7 @@ def _gate_bake_kernel(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp
     if use_mask != 0 and active[e] == 0:
         return
     n = heights.shape[2]
-    G = wp.clamp(gcount[e], 0, gpos.shape[1])
-    if valid[e] == 0:
-        G = 0
+    G = gates_in_use(valid[e], gcount[e], gpos.shape[1])
     t = thickness[e]
     a = 0.5 * width[e] + t  # half extent along the lateral axis
     b = 0.5 * t  # half extent along the normal
@@ -292,16 +258,22 @@ def _bilinear(heights: wp.array3d(dtype=wp.float32), e: int, x0: float, cell: fl
 
 @wp.kernel
 def _sample2_kernel(heights: wp.array3d(dtype=wp.float32), x0: float, cell: float,
-                    points: wp.array(dtype=wp.vec2f), out: wp.array(dtype=wp.float32)):
+                    points: wp.array(dtype=wp.vec2f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
+                    out: wp.array(dtype=wp.float32)):
     e = wp.tid()
-    out[e] = _bilinear(heights, e, x0, cell, points[e])
+    p = points[e]
+    if has_origin != 0:
+        o = origin[e]
+        p = p - wp.vec2f(o[0], o[1])
+    out[e] = _bilinear(heights, e, x0, cell, p)
 
 
 @wp.kernel
 def _sample3_kernel(heights: wp.array3d(dtype=wp.float32), x0: float, cell: float,
-                    points: wp.array(dtype=wp.vec3f), out: wp.array(dtype=wp.float32)):
+                    points: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
+                    out: wp.array(dtype=wp.float32)):
     e = wp.tid()
-    p = points[e]
+    p = env_position(points, origin, has_origin, e)
     out[e] = _bilinear(heights, e, x0, cell, wp.vec2f(p[0], p[1]))
 
 
@@ -343,23 +315,17 @@ class HeightFieldBake(Component):
 
     def __init__(self, resolution: int = 128, size_hi: float | None = None, margin: float = 0.5, *,
                  outside: str | float = "nearest", name: str = "heightfield"):
-        if isinstance(resolution, bool) or not isinstance(resolution, numbers.Integral):
-            raise TypeError(f"resolution: expected an int (grid nodes per side), got {resolution!r}")
-        if not 2 <= int(resolution) <= 4096:
-            raise ValueError(f"resolution: expected 2 ... 4096 nodes per side, got {resolution!r}")
-        if size_hi is not None:
-            size_hi = _real("size_hi", size_hi)
-            if size_hi <= 0.0:
-                raise ValueError(f"size_hi: expected a course size > 0 [m], got {size_hi!r}")
-        margin = _real("margin", margin)
+        resolution = resolution_arg(resolution, "grid nodes per side", "nodes per side")
+        size_hi = size_hi_arg(size_hi)
+        margin = real("margin", margin)
         if margin < 0.0:
             raise ValueError(f"margin: expected a border >= 0 [m], got {margin!r}")
         if isinstance(outside, str):
             if outside != "nearest":
                 raise ValueError(f"outside: expected 'nearest' or a height [m], got {outside!r}")
         else:
-            outside = _real("outside", outside)
-        self.resolution = int(resolution)
+            outside = real("outside", outside)
+        self.resolution = resolution
         self.size_hi = size_hi
         self.margin = margin
         self.outside = outside
@@ -371,40 +337,11 @@ class HeightFieldBake(Component):
         self.origin = None
 
     # -- sizes ------------------------------------------------------------------------------------
-    @staticmethod
-    def _largest_size(generator) -> tuple[str, float] | None:
-        """(parameter, largest value the generator can draw now) of its course size, or None."""
-        params = getattr(generator, "params", None)
-        for key in SIZE_PARAMS:
-            try:
-                size = float(params[key])
-            except (AttributeError, KeyError, TypeError):
-                continue
-            rnd = getattr(generator, "randomizers", None)
-            try:
-                if rnd is not None and key in rnd:
-                    size = float(rnd[key][1])
-            except (KeyError, TypeError):
-                pass
-            return key, size
-        return None
-
     def _check_cover(self, generator, stacklevel: int) -> None:
         if self._warned:
             return
-        found = self._largest_size(generator)
-        if found is None:
-            return
-        key, largest = found
-        if largest > self.side * (1.0 + 1e-6):
-            self._warned = True
-            warnings.warn(
-                f"{self.name!r}: the height grid covers a {self.side:g} m square (size_hi={self.side:g}), but the "
-                f"generator can draw courses up to {key}={largest:g} m; outside the grid heights are clamped to "
-                f"its border. Pass size_hi={largest:g} (or the largest size your curriculum reaches)",
-                ResolutionWarning,
-                stacklevel=stacklevel,
-            )
+        self._warned = warn_uncovered(self.name, "height grid", self.side, generator, SIZE_PARAMS,
+                                      "heights are clamped to its border", stacklevel)
 
     # -- hooks --------------------------------------------------------------------------------------
     def attach(self, ctx) -> None:
@@ -412,7 +349,7 @@ class HeightFieldBake(Component):
         self._family = "gates" if ctx.family == "gates" else "track"
         side = self.size_hi
         if side is None:
-            found = self._largest_size(ctx.generator)
+            found = largest_size(ctx.generator, SIZE_PARAMS)
             if found is None:
                 raise ValueError(
                     f"{self.name!r}: the generator has no {' / '.join(SIZE_PARAMS)} parameter; pass size_hi= (the "
@@ -427,8 +364,7 @@ class HeightFieldBake(Component):
         r = ctx.result
         if self._family == "track":
             N = int(r.xy.shape[1])
-            self._K = max(4, math.isqrt(max(N - 1, 0)) + 1)
-            self._C = (N + self._K - 1) // self._K
+            self._K, self._C = chunking(N)
             self._boxes = wp.zeros((E, self._C), dtype=wp.vec4f, device=dev)
             self._hw_max = wp.zeros(E, dtype=wp.float32, device=dev)
         self._all = wp.ones(E, dtype=wp.int32, device=dev)
@@ -438,6 +374,7 @@ class HeightFieldBake(Component):
             origin=self.origin, cell=self.cell, side=self.side, resolution=R,
         )
         self._E, self._device = E, wp.get_device(dev)
+        self._no_origin = no_origin(dev)
         self._check_cover(ctx.generator, stacklevel=5)
 
     @property
@@ -476,20 +413,25 @@ class HeightFieldBake(Component):
                       outputs=out)
 
     # -- utility ------------------------------------------------------------------------------------
-    def sample(self, points, out) -> None:
+    def sample(self, points, out, origin=None) -> None:
         """Bilinear height at one point per env: ``out[e] = heights_e(points[e].xy)`` [m].
 
         Args:
             points: [E] vec2f (x, y), or [E] vec3f (its z is ignored: pass the bound position).
+                Env-frame, or world-frame when ``origin`` is given.
             out: [E] float32, written for every env.
+            origin: None, or [E] vec3f, each env's origin in the world (e.g. Isaac Lab's
+                ``env.scene.env_origins``, the array bound as ``origin``): the points are then
+                world-frame and ``points[e].xy - origin[e].xy`` is looked up.
 
-        Outside the grid the point is clamped to its border; a non-finite point reads 0.0.
-        Recordable (one launch, no allocation or sync); O(1) per env. It reads the current bake,
-        so call it after ``course.regenerate`` in the same graph.
+        Outside the grid the point is clamped to its border; a non-finite point (or origin)
+        reads 0.0. Recordable (one launch, no allocation or sync); O(1) per env. It reads the
+        current bake, so call it after ``course.regenerate`` in the same graph.
         """
         if self.result is None:
             raise RuntimeError(f"{self.name!r}: sample() needs the component attached to a course")
-        for what, arr in (("points", points), ("out", out)):
+        checked = (("points", points), ("out", out)) + ((("origin", origin),) if origin is not None else ())
+        for what, arr in checked:
             if not isinstance(arr, wp.array):
                 raise TypeError(f"sample: {what} must be a wp.array, got {type(arr).__name__}")
             if tuple(arr.shape) != (self._E,):
@@ -498,6 +440,8 @@ class HeightFieldBake(Component):
                 raise ValueError(f"sample: {what} is on {arr.device}, the course on {self._device}")
         if out.dtype != wp.float32:
             raise TypeError(f"sample: out must be float32, got {getattr(out.dtype, '__name__', out.dtype)}")
+        if origin is not None and origin.dtype != wp.vec3f:
+            raise TypeError(f"sample: origin must be vec3f, got {getattr(origin.dtype, '__name__', origin.dtype)}")
         if points.dtype == wp.vec2f:
             kernel = _sample2_kernel
         elif points.dtype == wp.vec3f:
@@ -507,7 +451,8 @@ class HeightFieldBake(Component):
                 f"sample: points must be vec2f or vec3f, got {getattr(points.dtype, '__name__', points.dtype)}"
             )
         wp.launch(kernel, dim=self._E, device=self._device,
-                  inputs=[self.result.heights, self.origin, self.cell, points], outputs=[out])
+                  inputs=[self.result.heights, self.origin, self.cell, points,
+                          *origin_args({"origin": origin}, self._no_origin)], outputs=[out])
 
     def __repr__(self) -> str:
         return f"HeightFieldBake(resolution={self.resolution}, name={self.name!r})"

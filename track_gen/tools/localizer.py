@@ -4,6 +4,12 @@ Per env and step the body position is projected on the env's polyline (the neare
 all segments, 3D distance) and expressed as arc length, signed lateral offset, height, heading,
 tangent, segment index and distance: a :class:`~track_gen.tools.types.TrackFrame`.
 
+Frames: the line lives in each env's own frame. ``position`` is env-frame, or world-frame when
+the optional input ``origin`` ([E] vec3f, each env's origin in the world, e.g. Isaac Lab's
+``env.scene.env_origins``) is bound: then ``position[e] - origin[e]`` is projected (a non-finite
+origin counts as a non-finite position). Every output is relative to the line, so it does not
+depend on the frame.
+
 Where the line comes from:
 
 * ``source="centerline"`` (any name): that component's ``result``, a
@@ -81,6 +87,7 @@ import numbers
 
 import warp as wp
 
+from track_gen.tools._common import ORIGIN_INPUT, env_position, no_origin, origin_args
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.types import CourseLine, TrackFrame
 from track_gen.tools.component import check_name as _name
@@ -220,7 +227,8 @@ def _invalidate(active: wp.array(dtype=wp.int32), prev: wp.array(dtype=wp.int32)
 
 # -- step -------------------------------------------------------------------------------------
 @wp.kernel
-def _locate(pos: wp.array(dtype=wp.vec3f), quat: wp.array(dtype=wp.quatf), has_quat: int, window: int,
+def _locate(pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
+            quat: wp.array(dtype=wp.quatf), has_quat: int, window: int,
             block: int, pts: wp.array2d(dtype=wp.vec4f), spheres: wp.array2d(dtype=wp.vec4f),
             num_seg: wp.array(dtype=wp.int32), closed: wp.array(dtype=wp.int32), prev: wp.array(dtype=wp.int32),
             out_s: wp.array(dtype=wp.float32), out_lateral: wp.array(dtype=wp.float32),
@@ -228,7 +236,7 @@ def _locate(pos: wp.array(dtype=wp.vec3f), quat: wp.array(dtype=wp.quatf), has_q
             out_tangent: wp.array(dtype=wp.vec3f), out_segment: wp.array(dtype=wp.int32),
             out_distance: wp.array(dtype=wp.float32), search: wp.array(dtype=wp.int32)):
     e = wp.tid()
-    p = pos[e]
+    p = env_position(pos, origin, has_origin, e)
     m = num_seg[e]
     is_closed = closed[e] != 0
 
@@ -394,7 +402,9 @@ class Localizer(Component):
         name: the component's name (keyword only; default ``"localizer"``, which backs
             ``course.localizer``).
 
-    Inputs: ``position`` [E] vec3f (required), ``orientation`` [E] quatf xyzw (optional: heading 0).
+    Inputs: ``position`` [E] vec3f (required), ``orientation`` [E] quatf xyzw (optional: heading 0),
+    ``origin`` [E] vec3f (optional): when bound, positions are world-frame and ``position - origin``
+    is projected; unbound, positions are env-frame.
 
     Attributes after attach: ``result`` (TrackFrame), ``line`` (the CourseLine followed),
     ``search`` ([E] int32, per step: :data:`SEARCH_NONE` / :data:`SEARCH_WARM` /
@@ -407,7 +417,8 @@ class Localizer(Component):
     """
 
     name = "localizer"
-    inputs = {"position": InputSpec(wp.vec3f), "orientation": InputSpec(wp.quatf, required=False)}
+    inputs = {"position": InputSpec(wp.vec3f), "orientation": InputSpec(wp.quatf, required=False),
+              "origin": ORIGIN_INPUT}
 
     def __init__(self, warm_window: int | None = None, source: str | None = None, *, name: str = "localizer"):
         self.name = _name(name)
@@ -463,6 +474,7 @@ class Localizer(Component):
         self.last_segment = wp.full(E, -1, dtype=wp.int32, device=dev)
         self.search = wp.zeros(E, dtype=wp.int32, device=dev)
         self._no_quat = wp.zeros(1, dtype=wp.quatf, device=dev)
+        self._no_origin = no_origin(dev)
         self._ones = wp.ones(E, dtype=wp.int32, device=dev)
         self._valid = res.valid
         self.result = TrackFrame(
@@ -489,7 +501,8 @@ class Localizer(Component):
         quat = (self._bound or {}).get("orientation")
         r = self.result
         wp.launch(_locate, dim=ctx.num_envs,
-                  inputs=[self._bound["position"], self._no_quat if quat is None else quat, int(quat is not None),
+                  inputs=[self._bound["position"], *origin_args(self._bound, self._no_origin),
+                          self._no_quat if quat is None else quat, int(quat is not None),
                           self.warm_window or 0, self._block, self._pts, self._spheres,
                           self._num_seg, self.line.closed, self.last_segment],
                   outputs=[r.s, r.lateral, r.vertical, r.heading, r.tangent, r.segment, r.distance, self.search],

@@ -1,8 +1,14 @@
 """Progress: checkpoint passes, misses, wrong-way crossings, laps and distance along the course.
 
 :class:`Progress` (built-in name ``"progress"``) reads the :class:`~track_gen.tools.types.CheckpointSet`
-of the component named ``"checkpoints"`` and, each step, the bound ``position`` ([E] vec3f, env
-frame [m]). Its result is a :class:`~track_gen.tools.types.ProgressEvents` (``StepResult.events``).
+of the component named ``"checkpoints"`` and, each step, the bound ``position`` ([E] vec3f [m]).
+Its result is a :class:`~track_gen.tools.types.ProgressEvents` (``StepResult.events``).
+
+Frames: the checkpoints live in each env's own frame. ``position`` is env-frame, or world-frame
+when the optional input ``origin`` ([E] vec3f, each env's origin in the world, e.g. Isaac Lab's
+``env.scene.env_origins``) is bound: then ``position[e] - origin[e]`` is used, in every rule below
+(``course.bind(position=..., origin=...)`` routes the same origins to every component that
+declares them). A non-finite origin counts as a non-finite position of its env.
 
 Rules, per env and step, on the straight segment ``a -> b`` from the previous position ``a`` to the
 current one ``b``; ``d(x) = dot(x - pos[k], normal[k])`` is the signed distance to checkpoint k's plane:
@@ -60,6 +66,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from track_gen.tools._common import ORIGIN_INPUT, env_position, no_origin, origin_args
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.types import ProgressEvents
 from track_gen.tools.component import check_name as _name
@@ -88,6 +95,17 @@ def _in_opening(a: wp.vec3f, b: wp.vec3f, da: float, db: float, p: wp.vec3f, n: 
     lat = wp.dot(r, lat_axis)
     vert = wp.dot(r, wp.cross(n, lat_axis))  # |cross(n, lat_axis)| = sqrt(q) for a unit n
     return lat * lat <= hw * hw * q and vert * vert <= hh * hh * q
+
+
+@wp.func
+def _no_events(e: int, passed: wp.array(dtype=wp.int32), missed: wp.array(dtype=wp.int32),
+               wrong_way: wp.array(dtype=wp.int32), lap: wp.array(dtype=wp.int32), delta: wp.array(dtype=wp.float32)):
+    """This step's events of env e: none, and no change of progress."""
+    passed[e] = 0
+    missed[e] = 0
+    wrong_way[e] = 0
+    lap[e] = 0
+    delta[e] = 0.0
 
 
 @wp.func
@@ -129,6 +147,8 @@ def _local(x: wp.vec3f, e: int, nx: int, n: int, closed: int, cp_pos: wp.array2d
 @wp.kernel
 def _progress_step(
     position: wp.array(dtype=wp.vec3f),
+    env_origin: wp.array(dtype=wp.vec3f),
+    has_origin: int,
     valid: wp.array(dtype=wp.int32),
     cp_pos: wp.array2d(dtype=wp.vec3f),
     cp_normal: wp.array2d(dtype=wp.vec3f),
@@ -154,13 +174,9 @@ def _progress_step(
 ):
     e = wp.tid()
     n = wp.min(cp_count[e], cp_pos.shape[1])
-    b = position[e]
+    b = env_position(position, env_origin, has_origin, e)
     if valid[e] == 0 or n <= 0 or not wp.isfinite(b):
-        passed[e] = 0
-        missed[e] = 0
-        wrong_way[e] = 0
-        lap[e] = 0
-        delta[e] = 0.0
+        _no_events(e, passed, missed, wrong_way, lap, delta)
         if valid[e] == 0 or n <= 0:
             progress[e] = 0.0
         return
@@ -175,11 +191,7 @@ def _progress_step(
         last_local[e] = loc0
         prev_pos[e] = b
         has_prev[e] = 1
-        passed[e] = 0
-        missed[e] = 0
-        wrong_way[e] = 0
-        lap[e] = 0
-        delta[e] = 0.0
+        _no_events(e, passed, missed, wrong_way, lap, delta)
         progress[e] = 0.0
         return
     a = prev_pos[e]
@@ -293,14 +305,10 @@ def _progress_reset(
     has_prev[e] = 0
     origin[e] = 0.0
     last_local[e] = 0.0
-    passed[e] = 0
-    missed[e] = 0
-    wrong_way[e] = 0
-    lap[e] = 0
+    _no_events(e, passed, missed, wrong_way, lap, delta)
     laps[e] = 0
     total[e] = 0
     progress[e] = 0.0
-    delta[e] = 0.0
 
 
 @wp.kernel
@@ -332,9 +340,11 @@ class Progress(Component):
     """Checkpoint events and distance along the course, per env and step (see the module docstring).
 
     Reads the ``"checkpoints"`` component's CheckpointSet ([E, C] slots) and the bound
-    ``position`` ([E] vec3f). ``result`` is a :class:`ProgressEvents` of [E] arrays; ``utility``
-    (``course.progress``) is the component itself, with ``next_index``, ``progress``, ``laps``,
-    ``total`` shortcuts to the result arrays and :meth:`start_at` for random-start resets.
+    ``position`` ([E] vec3f; world-frame when the optional ``origin`` ([E] vec3f, each env's
+    origin) is bound: ``position - origin`` is used, else env-frame). ``result`` is a
+    :class:`ProgressEvents` of [E] arrays; ``utility`` (``course.progress``) is the component
+    itself, with ``next_index``, ``progress``, ``laps``, ``total`` shortcuts to the result arrays
+    and :meth:`start_at` for random-start resets.
 
     State besides the result: the previous position, whether one is stored, the progress origin
     and the last within-lap progress ([E] each, 24 bytes per env).
@@ -348,7 +358,7 @@ class Progress(Component):
 
     name = "progress"
     requires = ("checkpoints",)
-    inputs = {"position": InputSpec(wp.vec3f)}
+    inputs = {"position": InputSpec(wp.vec3f), "origin": ORIGIN_INPUT}
 
     def __init__(self, start_tolerance: float = START_TOLERANCE, *, name: str = "progress"):
         self.name = _name(name)
@@ -387,6 +397,7 @@ class Progress(Component):
         self._has_prev = i32()
         self._origin = f32()
         self._last_local = f32()
+        self._no_origin = no_origin(dev)
 
     def _events(self) -> list:
         r = self.result
@@ -396,8 +407,9 @@ class Progress(Component):
         c = self._cps
         wp.launch(
             _progress_step, dim=ctx.num_envs,
-            inputs=[self._bound["position"], self._valid, c.pos, c.normal, c.half_width, c.half_height, c.s,
-                    c.count, c.length, c.closed, self._prev_pos, self._has_prev, self._origin, self._last_local],
+            inputs=[self._bound["position"], *origin_args(self._bound, self._no_origin), self._valid, c.pos,
+                    c.normal, c.half_width, c.half_height, c.s, c.count, c.length, c.closed, self._prev_pos,
+                    self._has_prev, self._origin, self._last_local],
             outputs=self._events(), device=ctx.device,
         )
 

@@ -28,13 +28,11 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from dataclasses import dataclass
 
-import numpy as np
 import warp as wp
 
-from track_gen.errors import CapacityWarning
+from track_gen.tools._common import arc_locate, capacity_arg, gates_in_use, positive, spaced_capacity, spaced_count
 from track_gen.tools.component import Component
 from track_gen.tools.component import check_name
 
@@ -58,35 +56,6 @@ class PropSet:
     """[E] int32 slots in use (slots 0 ... count-1)."""
     kind: str
     """``"gate"`` (one gate frame per slot) or ``"cone"`` (edge markers of a band track)."""
-
-
-# -- argument checks --------------------------------------------------------------------------------
-def _positive(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a number > 0, got {type(value).__name__}")
-    v = float(value)
-    if not (math.isfinite(v) and v > 0.0):
-        raise ValueError(f"{name}: must be > 0 and finite, got {value!r}")
-    return v
-
-
-def _capacity_arg(value):
-    if value is None or (isinstance(value, str) and value == "auto"):
-        return None
-    if isinstance(value, str):
-        raise ValueError(f"max_cones: expected an even int >= 2, 'auto' or None, got {value!r}")
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"max_cones: expected an even int >= 2, 'auto' or None, got {type(value).__name__}")
-    v = int(value)
-    if v < 2 or v % 2:
-        raise ValueError(f"max_cones: must be an even int >= 2 (cones come in pairs), got {v}")
-    return v
-
-
-def _ceil_ratio(length, spacing: float) -> np.ndarray:
-    """ceil(length / spacing) as the kernel computes it (float32)."""
-    with np.errstate(all="ignore"):
-        return np.ceil(np.asarray(length, np.float32) / np.float32(spacing)).astype(np.float64)
 
 
 # -- kernels ----------------------------------------------------------------------------------------
@@ -124,9 +93,7 @@ def _gate_props(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array
     e = wp.tid()
     if use_mask != 0 and active[e] == 0:
         return
-    n = wp.clamp(gcount[e], 0, pos.shape[1])
-    if valid[e] == 0:
-        n = 0
+    n = gates_in_use(valid[e], gcount[e], pos.shape[1])
     for g in range(n):
         _put(e, g, gpos[e, g], _yaw_quat(gyaw[e, g]), pos, quat)
     _park_from(e, n, pos, quat)
@@ -144,27 +111,12 @@ def _cone_props(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array
     if use_mask != 0 and active[e] == 0:
         return
     total = length[e]
-    n = int(0)
-    if valid[e] != 0 and wp.isfinite(total) and total > 0.0:
-        c = wp.min(wp.ceil(total / spacing), float(per_side))
-        n = wp.max(int(c), 1)
+    n = spaced_count(valid[e], total, spacing, per_side, 1)
     N = xy.shape[1]
     i = int(0)
     for k in range(n):
         sk = float(k) * total / float(n)
-        while i < N - 1:
-            if s[e, i + 1] > sk:
-                break
-            i += 1
-        j = (i + 1) % N
-        s0 = s[e, i]
-        s1 = total
-        if i < N - 1:
-            s1 = s[e, i + 1]
-        ds = s1 - s0
-        f = float(0.0)
-        if ds > 0.0:
-            f = wp.clamp((sk - s0) / ds, 0.0, 1.0)
+        i, j, f, ds = arc_locate(s, e, N, total, sk, i)
         p = xy[e, i] + (xy[e, j] - xy[e, i]) * f
         nrm = normal[e, i] * (1.0 - f) + normal[e, j] * f
         ln = wp.length(nrm)
@@ -213,8 +165,8 @@ class Props(Component):
     topology = ("track", "gates")
 
     def __init__(self, cone_spacing: float = 2.0, max_cones="auto", offset: float = 0.0, *, name: str = "props"):
-        self.cone_spacing = _positive("cone_spacing", cone_spacing)
-        self.max_cones = _capacity_arg(max_cones)
+        self.cone_spacing = positive("cone_spacing", cone_spacing)
+        self.max_cones = capacity_arg("max_cones", max_cones, 2, even=True, why=" (cones come in pairs)")
         if isinstance(offset, bool) or not isinstance(offset, numbers.Real) or not math.isfinite(float(offset)):
             raise (TypeError if isinstance(offset, bool) or not isinstance(offset, numbers.Real) else ValueError)(
                 f"offset: expected a finite number [m], got {offset!r}"
@@ -246,28 +198,9 @@ class Props(Component):
         self.result = PropSet(pos=pos, quat=quat, count=wp.zeros(E, dtype=wp.int32, device=dev), kind=self.kind)
 
     def _auto_per_side(self, ctx) -> int:
-        if getattr(ctx.generator, "prepared", True) is False:
-            ctx.generator.prepare()  # the construction batch must exist before it is read back
-        valid = ctx.result.valid.numpy() != 0
-        length = ctx.result.length.numpy().astype(np.float64)
-        ok = valid & np.isfinite(length) & (length > 0.0)
-        need = _ceil_ratio(length[ok], self.cone_spacing)
-        bound = getattr(ctx.layout, "max_loop_length", None)
-        if bound is None:
-            self.capacity_source = "readback"
-            return int(max(1, need.max())) if need.size else 1
-        self.capacity_source = "max_loop_length"
-        n = int(max(1, math.ceil(float(bound) / self.cone_spacing),
-                    _ceil_ratio(np.array([bound]), self.cone_spacing)[0]))
-        over = need > n
-        if over.any():
-            warnings.warn(
-                f"Props: {int(over.sum())} valid course(s) of the construction batch need up to {int(need.max())} "
-                f"cones per edge at cone_spacing {self.cone_spacing:g} m, more than the {n} sized from "
-                f"layout.max_loop_length={float(bound):g}; their cones spread out to length / {n}; pass a larger "
-                f"max_cones",
-                CapacityWarning, stacklevel=5,
-            )
+        n, self.capacity_source = spaced_capacity(ctx, self.cone_spacing, 1, owner="Props", noun="cones",
+                                                  per=" per edge", spacing_arg="cone_spacing",
+                                                  capacity_arg="max_cones", stacklevel=5)
         return n
 
     def on_generate(self, ctx, mask) -> None:
