@@ -579,6 +579,85 @@ def test_disc_definition_against_sampled_boundary():
         assert abs(sd_rect(p, ha, hb) - (-d if inside else d)) < 1e-3
 
 
+def test_disc_posts_buffer_and_pruning_against_brute_force():
+    """The stored post centres match the float64 reference (zero beyond count); with big boxes
+    sat on or between posts (many posts inside the pruning bound) the nearest post, its index and
+    clearance still match the brute force over every post."""
+    course = Course(gate_gen(seeds=3), [DiscCollision(0.06)])
+    pose = Pose(E)
+    pose.bind(course)
+    rng = np.random.default_rng(21)
+    comp = course.components["collision"]
+    for gen in range(3):
+        course.generate(seeds=gen + 3)
+        posts = comp.posts.numpy()
+        count = course.result.count.numpy()
+        valid = course.result.valid.numpy()
+        for e in range(E):
+            n = 2 * min(int(count[e]), course.result.pos.shape[1]) if valid[e] else 0
+            _, ref = disc_ref(course, e, np.zeros(2), np.r_[1.0, 0], np.r_[0, 1.0], 0, 0, 0.06)
+            np.testing.assert_allclose(posts[e, :n], ref[:n], atol=1e-5)
+            assert not posts[e, n:].any()
+        for trial in range(4):
+            k = (rng.random(E) * 2 * np.maximum(count, 1)).astype(int)
+            pc = np.array([posts[e, k[e]] for e in range(E)], np.float64)
+            pos = np.c_[pc + rng.normal(0, 0.3 * trial, (E, 2)), rng.uniform(-1, 1, E)]
+            he = rng.uniform(0.0, 1.5, (E, 2)) * (rng.random((E, 1)) < 0.8)
+            pose.set(pos, rng.uniform(-np.pi, np.pi, E), he)
+            got = contacts(course)
+            P, Q, H = pose.arrays()
+            U, V = yaw_axes(Q)
+            for e in np.flatnonzero(valid):
+                sd, _ = disc_ref(course, e, P[e, :2], U[e], V[e], H[e, 0], H[e, 1], 0.06)
+                assert abs(got["clearance"][e] - sd.min()) < TOL
+                assert abs(sd[got["index"][e]] - sd.min()) < TOL
+
+
+def test_disc_masked_regeneration_touches_masked_envs_only():
+    a = Course(gate_gen(E=8, seeds=5), [DiscCollision(0.05)])
+    b = Course(gate_gen(E=8, seeds=5), [DiscCollision(0.05)])
+    ca, cb = a.components["collision"], b.components["collision"]
+    m = np.array([1, 0, 0, 1, 0, 0, 0, 1], np.int32)
+    arr = ca.posts.numpy()
+    arr[m == 0] += 3  # mark the rows of other envs: a masked regeneration must not even rewrite them
+    ca.posts.assign(arr)
+    before = ca.posts.numpy().copy()
+    a.regenerate(mask=wp.array(m, dtype=wp.int32, device="cpu"), advance=True)
+    b.enqueue_generate(advance=True)  # every env to its next generation
+    now, full = ca.posts.numpy(), cb.posts.numpy()
+    assert now[m == 0].tobytes() == before[m == 0].tobytes()
+    assert now[m == 1].tobytes() == full[m == 1].tobytes()
+    assert now[m == 1].tobytes() != before[m == 1].tobytes()
+
+
+@pytest.mark.parametrize("scale", [1e-15, 1e-6, 1e6, 1e15])
+def test_quaternion_scale_and_vertical_x_axis(gate_course, scale):
+    """Only the yaw counts at any quaternion scale; an x axis pointing straight up or down (no
+    horizontal part) gives the yaw of atan2 of exact zeros, i.e. body x along +x (or -x for -0)."""
+    course, pose = gate_course
+    course.generate(seeds=4)
+    rng = np.random.default_rng(13)
+    pos, yaw, he = gate_poses(course, rng, E)
+    pose.set(pos, yaw, he)
+    ref = contacts(course)
+    q = np.stack([np.zeros(E), np.zeros(E), np.sin(yaw / 2), np.cos(yaw / 2)], -1)
+    pose.set(pos, yaw, he, q * scale)
+    got = contacts(course)
+    np.testing.assert_allclose(got["clearance"], ref["clearance"], atol=1e-5)
+    np.testing.assert_allclose(got["normal"], ref["normal"], atol=1e-4)
+    assert (got["index"] == ref["index"]).all()
+    # pitch of exactly +-90 degrees about y: the rotated x axis is vertical, its horizontal part 0
+    pitch = np.tile([0.0, np.sqrt(0.5), 0.0, np.sqrt(0.5)], (E, 1))
+    pitch[1::2] = [0.0, -np.sqrt(0.5), 0.0, np.sqrt(0.5)]
+    pose.set(pos, yaw, he, np.float32(pitch) * np.float32(scale))
+    P, Q, H = pose.arrays()
+    U, V = yaw_axes(Q)
+    got = contacts(course)
+    for e in np.flatnonzero(course.result.valid.numpy()):
+        sd, _ = disc_ref(course, e, P[e, :2], U[e], V[e], H[e, 0], H[e, 1], 0.06)
+        assert abs(got["clearance"][e] - sd.min()) < TOL
+
+
 # ------------------------------------------------------------------------------------------------
 # gates: frames
 # ------------------------------------------------------------------------------------------------
@@ -777,7 +856,7 @@ def test_regenerate_replay_equals_eager(kind):
         b.enqueue_generate(advance=True, mask=mask)
         b.step()
         ca, cb = a.components["collision"], b.components["collision"]
-        for k in ("left", "right", "boxes", "grid", "grid_index"):
+        for k in ("left", "right", "boxes", "grid", "grid_index", "posts"):
             if getattr(ca, k, None) is not None:
                 assert getattr(ca, k).numpy().tobytes() == getattr(cb, k).numpy().tobytes(), k
         assert as_bytes(contacts(a)) == as_bytes(contacts(b))

@@ -70,12 +70,26 @@ _SIZE_KEYS = ("centerline.size",)
 # ------------------------------------------------------------------------------------------------
 @wp.func
 def _yaw_axes(q: wp.quatf):
-    """Body x and y axes (horizontal unit vectors) from the yaw of ``q`` (x, y, z, w)."""
+    """Body x and y axes (horizontal unit vectors) from the yaw of ``q`` (x, y, z, w): the
+    normalized horizontal part ``(w^2 + x^2 - y^2 - z^2, 2(wz + xy))`` of the rotated x axis (of
+    ``q`` normalized), i.e. ``(cos yaw, sin yaw)`` of the documented atan2 yaw. Scaled by its
+    largest component first, so any quaternion scale works; when that part is zero or overflows
+    (an x axis pointing straight up or down, a huge ``q``) it falls back to atan2/cos/sin."""
     x = q[0]
     y = q[1]
     z = q[2]
     w = q[3]
-    yaw = wp.atan2(2.0 * (w * z + x * y), w * w + x * x - y * y - z * z)
+    a = w * w + x * x - y * y - z * z
+    b = 2.0 * (w * z + x * y)
+    m = wp.max(wp.abs(a), wp.abs(b))
+    if m > 0.0 and m < 3.0e38:
+        a = a / m
+        b = b / m
+        il = 1.0 / wp.sqrt(a * a + b * b)
+        cy = a * il
+        sy = b * il
+        return wp.vec2f(cy, sy), wp.vec2f(-sy, cy)
+    yaw = wp.atan2(b, a)
     cy = wp.cos(yaw)
     sy = wp.sin(yaw)
     return wp.vec2f(cy, sy), wp.vec2f(-sy, cy)
@@ -322,6 +336,110 @@ def _pick(d: float, t: float, g: int, best: float, bg: int, bt: float):
     return best, bg, bt
 
 
+@wp.func
+def _seg_rect_apart(a: wp.vec2f, b: wp.vec2f, hx: float, hy: float) -> bool:
+    """True when segment ab (rectangle frame) and the solid rectangle are strictly apart along
+    x, y or the segment's normal (separating axes, no division)."""
+    if wp.max(a[0], b[0]) < -hx or wp.min(a[0], b[0]) > hx:
+        return True
+    if wp.max(a[1], b[1]) < -hy or wp.min(a[1], b[1]) > hy:
+        return True
+    n = wp.vec2f(a[1] - b[1], b[0] - a[0])
+    return wp.abs(wp.dot(a, n)) > hx * wp.abs(n[0]) + hy * wp.abs(n[1])
+
+
+@wp.func
+def _corner_d2(p: wp.vec2f, a: wp.vec2f, d: wp.vec2f, inv: float) -> float:
+    t = wp.clamp(wp.dot(p - a, d) * inv, 0.0, 1.0)
+    r = a + t * d - p
+    return wp.dot(r, r)
+
+
+@wp.func
+def _band_clear(c: wp.vec2f, u: wp.vec2f, v: wp.vec2f, ha: float, hb: float, rho: float,
+                left: wp.array2d(dtype=wp.vec2f), right: wp.array2d(dtype=wp.vec2f),
+                boxes: wp.array2d(dtype=wp.vec4f), e: int, N: int, K: int, C: int):
+    """Fast path of the segments step for a footprint clear of every edge: (found, clearance,
+    segment). Squared distances only, one reciprocal per segment, pruned by the current
+    separation plus the half-diagonal ``rho`` (which also bounds the centre's nearest segment).
+    ``found`` is False as soon as a segment may touch the footprint, or when the centre is not
+    inside the band: the caller then runs the full path."""
+    k0 = int(0)
+    lb0 = float(_BIG)
+    for k in range(2 * C):
+        lb = box_dist2(c, boxes[e, k])
+        if lb < lb0:
+            lb0 = lb
+            k0 = k
+    q1 = wp.vec2f(ha, hb)
+    q2 = wp.vec2f(-ha, hb)
+    q3 = wp.vec2f(-ha, -hb)
+    q4 = wp.vec2f(ha, -hb)
+    b0 = float(_BIG)
+    g0 = int(-1)
+    t0 = float(0.0)
+    bsep = float(_BIG)
+    gsep = int(-1)
+    lim2 = float(_BIG)
+    for it in range(2 * C + 1):
+        k = k0
+        if it > 0:
+            k = it - 1
+            if k == k0:
+                continue
+            if box_dist2(c, boxes[e, k]) > lim2:
+                continue
+        side = k // C
+        i0 = (k - side * C) * K
+        i1 = wp.min(i0 + K, N)
+        aw = _edge_pt(left, right, e, side, i0)
+        al = wp.vec2f(wp.dot(aw - c, u), wp.dot(aw - c, v))
+        for i in range(i0, i1):
+            bw = _edge_pt(left, right, e, side, (i + 1) % N)
+            bl = wp.vec2f(wp.dot(bw - c, u), wp.dot(bw - c, v))
+            # the segment's bounding box bounds its distance to the centre from below
+            bx = wp.max(wp.max(wp.min(al[0], bl[0]), -wp.max(al[0], bl[0])), 0.0)
+            by = wp.max(wp.max(wp.min(al[1], bl[1]), -wp.max(al[1], bl[1])), 0.0)
+            if bx * bx + by * by > lim2:
+                al = bl
+                continue
+            d = bl - al
+            l2 = wp.dot(d, d)
+            inv = float(0.0)
+            if l2 > 0.0:
+                inv = 1.0 / l2
+            t = wp.clamp(wp.dot(-al, d) * inv, 0.0, 1.0)
+            r = al + t * d
+            d0 = wp.dot(r, r)
+            if d0 < b0:
+                b0 = d0
+                g0 = side * N + i
+                t0 = t
+            if d0 > lim2:
+                al = bl
+                continue
+            if not _seg_rect_apart(al, bl, ha, hb):
+                return False, 0.0, -1
+            ds = wp.min(wp.min(_corner_d2(q1, al, d, inv), _corner_d2(q2, al, d, inv)),
+                        wp.min(_corner_d2(q3, al, d, inv), _corner_d2(q4, al, d, inv)))
+            ex = wp.max(wp.abs(al[0]) - ha, 0.0)
+            ey = wp.max(wp.abs(al[1]) - hb, 0.0)
+            fx = wp.max(wp.abs(bl[0]) - ha, 0.0)
+            fy = wp.max(wp.abs(bl[1]) - hb, 0.0)
+            ds = wp.min(ds, wp.min(ex * ex + ey * ey, fx * fx + fy * fy))
+            if ds < bsep:
+                bsep = ds
+                gsep = side * N + i
+                lim = (wp.sqrt(bsep) + rho) * 1.0001 + 1.0e-4  # slack: rounding never prunes an answer
+                lim2 = lim * lim
+            al = bl
+    if not (bsep > 0.0) or g0 < 0:
+        return False, 0.0, -1
+    if _band_sign(c, left, right, e, N, g0, t0) < 0.0:
+        return False, 0.0, -1
+    return True, wp.sqrt(bsep), gsep
+
+
 @wp.kernel
 def _band_segments_kernel(valid: wp.array(dtype=wp.int32), left: wp.array2d(dtype=wp.vec2f),
                           right: wp.array2d(dtype=wp.vec2f), nrm: wp.array2d(dtype=wp.vec2f),
@@ -341,6 +459,11 @@ def _band_segments_kernel(valid: wp.array(dtype=wp.int32), left: wp.array2d(dtyp
         return
     N = left.shape[1]
     rho = wp.sqrt(ha * ha + hb * hb)
+    clear, cl0, g = _band_clear(c, u, v, ha, hb, rho, left, right, boxes, e, N, K, C)
+    if clear:
+        _write(e, hit, depth, clearance, normal, index, cl0, _band_inward_normal(nrm, e, N, g), g)
+        return
+    # touching or outside: the full path
     # the five query points in the body frame: centre, then the corners counter-clockwise
     p0 = wp.vec2f(0.0, 0.0)
     p1 = wp.vec2f(ha, hb)
@@ -587,16 +710,36 @@ def _lateral(nrm: wp.vec3f):
 
 
 @wp.kernel
-def _disc_kernel(valid: wp.array(dtype=wp.int32), gpos: wp.array2d(dtype=wp.vec3f),
-                 gnormal: wp.array2d(dtype=wp.vec3f), count: wp.array(dtype=wp.int32),
-                 width: wp.array(dtype=wp.float32), thickness: wp.array(dtype=wp.float32), radius: float,
-                 pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
+def _disc_posts_kernel(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array(dtype=wp.int32),
+                       gpos: wp.array2d(dtype=wp.vec3f), gnormal: wp.array2d(dtype=wp.vec3f),
+                       count: wp.array(dtype=wp.int32), width: wp.array(dtype=wp.float32),
+                       thickness: wp.array(dtype=wp.float32), posts: wp.array2d(dtype=wp.vec2f)):
+    """Post centres of env e's gates in use (slot 2g: +lateral, 2g + 1: -lateral); the other
+    slots are zeroed so that a row depends on its course only."""
+    e = wp.tid()
+    if use_mask != 0 and active[e] == 0:
+        return
+    G = gates_in_use(valid[e], count[e], gpos.shape[1])
+    off = 0.5 * width[e] + 0.5 * thickness[e]
+    for gi in range(posts.shape[1]):
+        g = gi // 2
+        pc = wp.vec2f(0.0, 0.0)
+        if g < G:
+            s = 1.0 - 2.0 * float(gi - 2 * g)  # +1: the post on +lateral (index 2g), -1: on -lateral
+            gp = gpos[e, g]
+            pc = wp.vec2f(gp[0], gp[1]) + (s * off) * _lateral(gnormal[e, g])
+        posts[e, gi] = pc
+
+
+@wp.kernel
+def _disc_kernel(valid: wp.array(dtype=wp.int32), posts: wp.array2d(dtype=wp.vec2f), count: wp.array(dtype=wp.int32),
+                 radius: float, pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
                  quat: wp.array(dtype=wp.quatf), ext: wp.array(dtype=wp.vec2f),
                  hit: wp.array(dtype=wp.int32), depth: wp.array(dtype=wp.float32),
                  clearance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3f),
                  index: wp.array(dtype=wp.int32)):
     e = wp.tid()
-    G = gates_in_use(valid[e], count[e], gpos.shape[1])
+    G = gates_in_use(valid[e], count[e], posts.shape[1] // 2)
     if G <= 0:
         _write_none(e, hit, depth, clearance, normal, index)
         return
@@ -604,16 +747,23 @@ def _disc_kernel(valid: wp.array(dtype=wp.int32), gpos: wp.array2d(dtype=wp.vec3
     if not ok:
         _write_nan(e, hit, depth, clearance, normal, index)
         return
-    off = 0.5 * width[e] + 0.5 * thickness[e]
+    # |pc - c| - rho <= sd_rect(pc) <= |pc - c|: a post whose centre lies farther than the
+    # nearest centre plus the half-diagonal rho cannot be the nearest post; skip it (a relative
+    # slack keeps rounding from dropping a tie)
+    dmin2 = float(_BIG)
+    for gi in range(2 * G):
+        dc = posts[e, gi] - c
+        dmin2 = wp.min(dmin2, wp.dot(dc, dc))
+    lim = (wp.sqrt(dmin2) + wp.sqrt(ha * ha + hb * hb)) * 1.0001 + 1.0e-4
+    lim2 = lim * lim
     best = float(_BIG)
     bidx = int(-1)
     bn = wp.vec2f(0.0, 0.0)
     for gi in range(2 * G):
-        g = gi // 2
-        s = 1.0 - 2.0 * float(gi - 2 * g)  # +1: the post on +lateral (index 2g), -1: on -lateral
-        gp = gpos[e, g]
-        pc = wp.vec2f(gp[0], gp[1]) + (s * off) * _lateral(gnormal[e, g])
-        pl = wp.vec2f(wp.dot(pc - c, u), wp.dot(pc - c, v))
+        dc = posts[e, gi] - c
+        if wp.dot(dc, dc) > lim2:
+            continue
+        pl = wp.vec2f(wp.dot(dc, u), wp.dot(dc, v))
         qx = wp.abs(pl[0]) - ha
         qy = wp.abs(pl[1]) - hb
         outside = wp.sqrt(wp.max(qx, 0.0) * wp.max(qx, 0.0) + wp.max(qy, 0.0) * wp.max(qy, 0.0))
@@ -845,8 +995,11 @@ class BandCollision(_CollisionBase):
     left edge, ``+normal_i`` on the right; z = 0). Cost per env-step: O(C + S) with C = 2 *
     ceil(N / K) chunk boxes (K = ceil(sqrt N), 16 for N = 256) and S the segments of the chunks
     that can hold an answer (within the current best distances of the footprint, typically 2-4
-    chunks), each rejected after one point distance when it is farther than every answer. No
-    state is kept between steps. Positions are world-frame when ``origin`` is bound (the
+    chunks), each rejected after one point distance when it is farther than every answer. A
+    first pass handles the usual case (footprint clear, centre inside) with squared distances
+    and a tighter bound (separation plus half-diagonal); the full pass runs only when a segment
+    may touch the footprint or the centre is outside. Where two segments are equally near (at
+    a shared vertex) either may be reported. No state is kept between steps. Positions are world-frame when ``origin`` is bound (the
     footprint centre is then ``box_position - origin``), env-frame otherwise.
 
     ``mode="sdf"`` (approximate): ``on_generate`` bakes ``sd`` at the nodes of a per-env grid
@@ -993,12 +1146,21 @@ class DiscCollision(_CollisionBase):
     or minus its depth inside it), so ``depth`` is the exact minimal translation. ``normal``
     (z = 0) points from the post to the rectangle's closest point, or, with the post centre
     inside the rectangle, away from the nearest side. Only gates ``g < count`` take part.
-    Cost per env-step: O(2 * count). Positions are world-frame when ``origin`` is bound (the
-    footprint centre is then ``box_position - origin``), env-frame otherwise.
+    Positions are world-frame when ``origin`` is bound (the footprint centre is then
+    ``box_position - origin``), env-frame otherwise.
+
+    Cost: ``on_generate`` stores the post centres of the regenerated envs (``posts``, [E, 2G]
+    vec2f, G the gate capacity; 8 bytes per post per env). Per env-step: one squared distance
+    per post in use, then the exact rectangle test only for posts whose centre lies within the
+    nearest centre's distance plus the footprint's half-diagonal (the others cannot be nearest),
+    typically 1-4 posts.
 
     Args:
         radius: post radius [m], > 0.
         name: the component name.
+
+    Attributes (after attach): ``posts`` [E, 2G] vec2f post centres (slot ``2g`` / ``2g + 1``
+    as ``index``; zero beyond ``2 * count`` and on invalid courses).
     """
 
     topology = ("gates",)
@@ -1011,12 +1173,24 @@ class DiscCollision(_CollisionBase):
         self.name = _name(name)
 
     def attach(self, ctx) -> None:
+        r = ctx.result
+        E, dev = ctx.num_envs, ctx.device
+        self._all = wp.ones(E, dtype=wp.int32, device=dev)
+        self.posts = wp.zeros((E, 2 * int(r.pos.shape[1])), dtype=wp.vec2f, device=dev)
         self._attach_result(ctx)
+
+    def on_generate(self, ctx, mask) -> None:
+        """Post centres of masked envs."""
+        r = ctx.result
+        active = self._all if mask is None else mask
+        wp.launch(_disc_posts_kernel, dim=ctx.num_envs, device=ctx.device,
+                  inputs=[active, 0 if mask is None else 1, r.valid, r.pos, r.normal, r.count, r.width, r.thickness],
+                  outputs=[self.posts])
 
     def step(self, ctx) -> None:
         r = ctx.result
         wp.launch(_disc_kernel, dim=ctx.num_envs, device=ctx.device,
-                  inputs=[r.valid, r.pos, r.normal, r.count, r.width, r.thickness, self.radius, *self._pose()],
+                  inputs=[r.valid, self.posts, r.count, self.radius, *self._pose()],
                   outputs=self._outputs())
 
     def __repr__(self) -> str:
