@@ -1,0 +1,198 @@
+"""CourseCfg: a track_gen course declared in an Isaac Lab env cfg.
+
+Put one on the env cfg as an attribute (``course`` by default) and the course terms of
+:mod:`track_gen_isaac.mdp` build the course from it on first use, once per env instance
+(:func:`track_gen_isaac.env_course.env_course`)::
+
+    @configclass
+    class MyEnvCfg(ManagerBasedRLEnvCfg):
+        course: CourseCfg = CourseCfg(generator=tg.GateGenConfig(gate_width=1.0), collision=0.05,
+                                      half_extents=(0.1, 0.1))
+        ...
+
+The generator config is stored as a plain dict of its fields (``TrackGenConfig`` /
+``GateGenConfig`` are frozen dataclasses, which ``@configclass`` cannot hold: its post-init
+writes into every nested dataclass). A dict also serializes with the env cfg and takes Hydra
+overrides (``env.course.generator.size=12``). ``num_envs`` and ``device`` are always taken from
+the env at build time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from typing import Any
+
+from isaaclab.utils import configclass
+
+__all__ = ["CourseCfg", "MODES"]
+
+#: the course presets a CourseCfg stands for
+MODES = ("track", "gates")
+
+_TRACK_COLLISIONS = (None, "segments", "sdf")
+
+
+def _generator_classes():
+    from track_gen.generators.gates import GateGenConfig
+    from track_gen.generators.track import TrackGenConfig
+
+    return {"track": TrackGenConfig, "gates": GateGenConfig}
+
+
+def _as_dict(gen) -> dict:
+    """The fields of a TrackGenConfig / GateGenConfig as a plain dict (num_envs/device dropped)."""
+    out = {}
+    for f in dataclasses.fields(gen):
+        if f.name in ("num_envs", "device"):
+            continue
+        v = getattr(gen, f.name)
+        if f.name == "randomize":
+            v = {str(k): tuple(float(x) for x in r) for k, r in dict(v).items()}
+        out[f.name] = v
+    return out
+
+
+@configclass
+class CourseCfg:
+    """One procedural course per env, following one scene entity.
+
+    Every field is checked by :meth:`validate_config` -- which Isaac Lab calls when it validates
+    the env cfg (at env construction), and the course build calls again -- with an error naming
+    the field, the value and the fix.
+    """
+
+    mode: str | None = None
+    """``"track"`` (a band track: ``Course.track``) or ``"gates"`` (a gate course: ``Course.gates``).
+    None: taken from ``generator`` when that is a ``TrackGenConfig`` / ``GateGenConfig``."""
+
+    generator: Any = None
+    """The generator: a ``track_gen.TrackGenConfig`` / ``GateGenConfig`` (turned into a dict of its
+    fields at construction) or a dict of such fields (missing ones take the config's defaults).
+    ``num_envs`` and ``device`` are filled from the env at build time. A gate course needs a
+    ``gate_width`` > 0 (or a ``"gate_frames.gate_width"`` randomizer with lo > 0)."""
+
+    collision: Any = None
+    """Track: None, ``"segments"`` or ``"sdf"`` (``BandCollision``). Gates: None, a post radius
+    > 0 [m] (``DiscCollision``) or ``"frame"`` (``FrameCollision`` with :attr:`half_height`)."""
+
+    checkpoint_spacing: float = 1.0
+    """Track only: distance between checkpoints along the centerline [m]."""
+
+    max_checkpoints: int | None = None
+    """Track only: checkpoint capacity (None: sized from the generator's ``max_length``)."""
+
+    samples_per_gate: int = 8
+    """Gates only: course-line points per leg between two gates (>= 2)."""
+
+    localize_window: int | None = None
+    """The localizer's warm window (None: exact global search every step)."""
+
+    localizer: bool = True
+    """Track only: add a ``TrackLine`` ("centerline") and a ``Localizer`` ("localizer") so that the
+    track frame and lookahead observations work (a gate course always has both)."""
+
+    half_extents: tuple[float, float] = (0.1, 0.1)
+    """Half length (body x) and half width (body y) of the robot's box footprint [m]."""
+
+    half_height: float = 0.05
+    """Vertical half extent of the robot's box [m]; used by ``collision="frame"``."""
+
+    asset_name: str = "robot"
+    """The scene entity the course follows (its ``root_pos_w`` / ``root_quat_w``)."""
+
+    seed: int | None = None
+    """Course seed. None: ``env.cfg.seed`` (0 when that is None too). Hashed with the env's global
+    index ``rank * num_envs + e``, so ranks of a distributed run never share courses."""
+
+    extra: list = []
+    """More components, appended after the preset's own. Each entry is a component class or a
+    zero-argument factory (called once per env instance), or an unattached component instance
+    (deep-copied per env instance: a component belongs to one course)."""
+
+    def __post_init__(self):
+        gen = self.generator
+        classes = _generator_classes()
+        for mode, cls in classes.items():
+            if isinstance(gen, cls):
+                if self.mode is None:
+                    self.mode = mode
+                elif self.mode != mode:
+                    raise ValueError(
+                        f"CourseCfg: mode={self.mode!r} but generator is a {cls.__name__} (a {mode!r} config); "
+                        f"drop mode= or pass a matching generator"
+                    )
+                self.generator = _as_dict(gen)
+                return
+
+    # -- checks ---------------------------------------------------------------------------------
+    def validate_config(self) -> None:
+        """Check every field; raises TypeError / ValueError naming the field and the fix."""
+        if self.mode not in MODES:
+            raise ValueError(
+                f"CourseCfg.mode: expected 'track' or 'gates', got {self.mode!r} (or pass a TrackGenConfig / "
+                f"GateGenConfig as generator=, which sets it)"
+            )
+        gen = self.generator
+        if gen is None:
+            gen = {}
+        if not isinstance(gen, dict):
+            raise TypeError(
+                f"CourseCfg.generator: expected a TrackGenConfig / GateGenConfig or a dict of their fields, got "
+                f"{type(gen).__name__}"
+            )
+        cls = _generator_classes()[self.mode]
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(gen) - names)
+        if unknown:
+            raise ValueError(f"CourseCfg.generator: unknown {cls.__name__} field(s) {unknown}; fields: {sorted(names)}")
+        if self.mode == "track":
+            if self.collision not in _TRACK_COLLISIONS:
+                raise ValueError(
+                    f"CourseCfg.collision: a track takes None, 'segments' or 'sdf', got {self.collision!r}"
+                )
+            _positive("checkpoint_spacing", self.checkpoint_spacing)
+        else:
+            c = self.collision
+            ok = c is None or c == "frame" or (
+                isinstance(c, numbers.Real) and not isinstance(c, bool) and math.isfinite(c) and c > 0
+            )
+            if not ok:
+                raise ValueError(
+                    f"CourseCfg.collision: a gate course takes None, a post radius > 0 [m] or 'frame', got {c!r}"
+                )
+            if c == "frame":
+                _nonnegative("half_height", self.half_height)
+        he = self.half_extents
+        try:
+            hx, hy = (float(v) for v in he)
+        except (TypeError, ValueError):
+            raise TypeError(f"CourseCfg.half_extents: expected (half length, half width) [m], got {he!r}") from None
+        if not (math.isfinite(hx) and math.isfinite(hy) and hx >= 0 and hy >= 0):
+            raise ValueError(f"CourseCfg.half_extents: expected two finite values >= 0 [m], got {he!r}")
+        if not isinstance(self.asset_name, str) or not self.asset_name:
+            raise TypeError(f"CourseCfg.asset_name: expected a scene entity name, got {self.asset_name!r}")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral)):
+            raise TypeError(f"CourseCfg.seed: expected an int or None, got {self.seed!r}")
+        if not isinstance(self.extra, (list, tuple)):
+            raise TypeError(f"CourseCfg.extra: expected a list of components or factories, got {self.extra!r}")
+
+    def generator_config(self, num_envs: int, device: str):
+        """The ``TrackGenConfig`` / ``GateGenConfig`` for ``num_envs`` envs on ``device``."""
+        self.validate_config()
+        cls = _generator_classes()[self.mode]
+        fields = dict(self.generator or {})
+        if "randomize" in fields:
+            fields["randomize"] = {str(k): tuple(float(x) for x in r) for k, r in dict(fields["randomize"]).items()}
+        return cls(**fields, num_envs=int(num_envs), device=str(device))
+
+
+def _positive(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
+        raise ValueError(f"CourseCfg.{name}: expected a finite number > 0, got {value!r}")
+
+
+def _nonnegative(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"CourseCfg.{name}: expected a finite number >= 0, got {value!r}")

@@ -1,0 +1,413 @@
+"""One track_gen course per Isaac Lab env instance, bound zero-copy to a scene entity.
+
+:func:`get_course` is what every course term calls. On first use it builds an
+:class:`EnvCourse` from the :class:`~track_gen_isaac.course_cfg.CourseCfg` held by the env cfg
+(``env.cfg.<name>``, ``course`` by default) and caches it on the env object
+(``env._track_gen_courses[name]``), so each env instance owns exactly one course per name and two
+envs in one process share nothing.
+
+Binding (no per-step copy):
+
+* ``position`` / ``orientation`` = ``asset.data.root_pos_w.warp`` / ``root_quat_w.warp``: strided
+  views into the physics state (Newton's ``joint_q``), world frame, quaternions (x, y, z, w).
+  Their pointers are stable across steps and resets; they only change on a full simulation
+  rebuild (then build a new env).
+* ``half_extents``: an [E] vec2f array filled from ``CourseCfg.half_extents``.
+* ``origin``: ``env.scene.env_origins`` viewed as [E] vec3f, passed when a component declares an
+  ``origin`` input (world position minus origin = the env frame the course lives in).
+
+Stepping rule (stable runtime): the course is stepped **at most once per env step, by whichever
+term reads it first**. ``env.common_step_counter`` is incremented right after physics, before
+terminations, rewards, resets and observations, so the first reader of a step sees the new
+counter and steps the course; later readers of the same step get the same StepResult.
+
+Stepping rule (warp runtime, ``ManagerBasedRLEnvWarp``): manager stages are recorded once and
+replayed, so a Python counter would only be read while recording. One *owner* term steps the
+course on every call (:meth:`EnvCourse.step_as`): the first course termination term, else the
+first weighted course reward term, else the first course observation term -- the first reader
+of an env step. The other terms only read.
+
+After a reset (``regenerate_course``, ``reset_course``, ``place_at_*``) the per-step events of the
+step stay as they were (rewards and terminations have consumed them), but the robot may have
+been moved onto a new course: the next read in the same env step re-runs only the localizer
+(stateless, it projects the current pose), so the first observation of a new episode is in the
+new course's frame (the warp twins re-run it at the end of each reset event instead). Progress
+and collision of the reset envs hold their reset values until the next step.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import weakref
+from typing import Any
+
+import numpy as np
+import torch
+import warp as wp
+
+import track_gen as tg
+from track_gen.course import Course, StepResult
+from track_gen.exec import mask_to_active
+from track_gen.rng import name_key
+from track_gen.tools import Component
+
+from track_gen_isaac.course_cfg import CourseCfg
+from track_gen_isaac import kernels as K
+
+__all__ = ["EnvCourse", "get_course", "global_rank", "course_seed", "build_course", "CACHE_ATTR"]
+
+#: the attribute of the env object that caches its courses by name
+CACHE_ATTR = "_track_gen_courses"
+
+_START_KEY = name_key("track_gen_isaac.start_pose")
+
+
+def global_rank() -> int:
+    """This process's rank: torch.distributed when initialized, else ``RANK``, else ``LOCAL_RANK``, else 0."""
+    try:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            return int(dist.get_rank())
+    except Exception:  # pragma: no cover - a broken distributed install counts as single process
+        pass
+    for var in ("RANK", "LOCAL_RANK"):
+        v = os.environ.get(var, "").strip()
+        if v:
+            try:
+                r = int(v)
+            except ValueError:
+                raise ValueError(f"environment variable {var}={v!r} is not an int rank") from None
+            if r < 0:
+                raise ValueError(f"environment variable {var}={v!r} is not a rank >= 0")
+            return r
+    return 0
+
+
+def course_seed(cfg: CourseCfg, env_cfg: Any) -> int:
+    """``cfg.seed``, else ``env.cfg.seed``, else 0."""
+    if cfg.seed is not None:
+        return int(cfg.seed)
+    s = getattr(env_cfg, "seed", None)
+    return 0 if s is None else int(s)
+
+
+def _make_extra(entry, where: str):
+    if isinstance(entry, Component):
+        if entry.attached:
+            raise ValueError(f"{where}: component {entry.name!r} is already attached to a course; pass a factory")
+        return copy.deepcopy(entry)
+    if callable(entry):
+        comp = entry()
+        if not isinstance(comp, Component):
+            raise TypeError(f"{where}: factory {entry!r} returned {type(comp).__name__}, not a track_gen Component")
+        return comp
+    raise TypeError(f"{where}: expected a Component, a component class or a factory, got {entry!r}")
+
+
+def build_course(cfg: CourseCfg, num_envs: int, device: str, *, seed: int, rank: int = 0) -> Course:
+    """The course a CourseCfg stands for, for ``num_envs`` envs on ``device`` (not bound).
+
+    Seeds: ``SeedState(num_envs, device, seed, env_offset=rank * num_envs)``.
+    """
+    from track_gen import tools
+
+    cfg.validate_config()
+    E = int(num_envs)
+    gen = cfg.generator_config(E, device)
+    seeds = tg.SeedState(E, device, int(seed), env_offset=int(rank) * E)
+    extra = [_make_extra(x, f"CourseCfg.extra[{i}]") for i, x in enumerate(cfg.extra)]
+    if cfg.mode == "track":
+        if cfg.localizer:
+            extra = [tools.TrackLine(), tools.Localizer(warm_window=cfg.localize_window, source="centerline"), *extra]
+        return Course.track(gen, checkpoint_spacing=float(cfg.checkpoint_spacing), collision=cfg.collision,
+                            max_checkpoints=cfg.max_checkpoints, extra=extra, seeds=seeds)
+    collision = cfg.collision
+    if collision == "frame":
+        collision = tools.FrameCollision(float(cfg.half_height))
+    elif collision is not None:
+        collision = float(collision)
+    return Course.gates(gen, collision=collision, samples_per_gate=int(cfg.samples_per_gate),
+                        localize_window=cfg.localize_window, extra=extra, seeds=seeds)
+
+
+class EnvCourse:
+    """A course built for one env instance and bound to one of its scene entities.
+
+    Attributes:
+        course: the :class:`track_gen.course.Course`.
+        cfg: the CourseCfg it was built from; ``name`` its attribute name on the env cfg.
+        asset: the followed scene entity; ``position`` / ``orientation`` its bound root views.
+        origin: [E] vec3f view of ``env.scene.env_origins``.
+        half_extents: [E] vec2f footprint array (write it in place to change the footprint).
+        mask: [E] int32 scratch mask of the reset events (always the same array: one graph).
+        rank, seed: the distributed rank and the course seed used.
+        stepped_at: ``env.common_step_counter`` of the last course step (None before the first;
+            stable runtime).
+        steps, relocalizations: Python-side calls (in the warp runtime, replays are not counted).
+        warp_runtime: the env is Isaac Lab's warp-first env; ``owner`` the cfg of the term that
+            steps the course there.
+    """
+
+    def __init__(self, env, cfg: CourseCfg, name: str = "course"):
+        if not isinstance(cfg, CourseCfg):
+            raise TypeError(f"env.cfg.{name}: expected a track_gen_isaac.CourseCfg, got {type(cfg).__name__}")
+        cfg.validate_config()
+        self._env = weakref.ref(env)
+        self.cfg, self.name = cfg, name
+        E = self.num_envs = int(env.num_envs)
+        self.device = str(env.device)
+        self.rank = global_rank()
+        self.seed = course_seed(cfg, env.cfg)
+        try:
+            asset = env.scene[cfg.asset_name]
+        except KeyError:
+            raise KeyError(
+                f"CourseCfg.asset_name={cfg.asset_name!r} (env.cfg.{name}) is not a scene entity; entities: "
+                f"{sorted(env.scene.keys())}"
+            ) from None
+        self.asset = asset
+        self.course = build_course(cfg, E, self.device, seed=self.seed, rank=self.rank)
+        self.position = asset.data.root_pos_w.warp
+        self.orientation = asset.data.root_quat_w.warp
+        hx, hy = (float(v) for v in cfg.half_extents)
+        self.half_extents = wp.array(np.tile(np.array([hx, hy], np.float32), (E, 1)), dtype=wp.vec2f,
+                                     device=self.device)
+        origins = env.scene.env_origins
+        if not origins.is_contiguous():  # a fixed grid: a one-off contiguous copy is still exact
+            origins = origins.contiguous()
+        self._origins_t = origins  # keeps the memory the warp view points at alive
+        self.origin = wp.from_torch(origins, dtype=wp.vec3f)
+        declared = set()
+        for c in self.course.components.values():
+            declared |= set((c.inputs or {}).keys())
+        self.declared_inputs = frozenset(declared)
+        self.bindings = {"position": self.position, "orientation": self.orientation,
+                         "half_extents": self.half_extents}
+        if "origin" in declared:
+            self.bindings["origin"] = self.origin
+        self.course.bind(**self.bindings)
+        self.binds_origin = "origin" in self.bindings
+        # event scratch
+        self.mask = wp.zeros(E, dtype=wp.int32, device=self.device)
+        self.mask_t = wp.to_torch(self.mask)
+        self.pose_pos = wp.zeros(E, dtype=wp.vec3f, device=self.device)
+        self.pose_yaw = wp.zeros(E, dtype=wp.float32, device=self.device)
+        self.pose_index = wp.full(E, -1, dtype=wp.int32, device=self.device)
+        self.start_counter = wp.zeros(E, dtype=wp.int32, device=self.device)
+        self.root_pose = wp.zeros(E, dtype=wp.transformf, device=self.device)
+        self.root_velocity = wp.zeros(E, dtype=wp.spatial_vectorf, device=self.device)
+        self._buffers: dict[Any, wp.array] = {}
+        self._torch: dict[int, torch.Tensor] = {}
+        comps = self.course.components
+        # the course's per-step results (the arrays course.step() rewrites in place), readable before any step
+        self.result = StepResult(
+            events=getattr(comps.get("progress"), "result", None),
+            contacts=getattr(comps.get("collision"), "result", None),
+            frame=getattr(comps.get("localizer"), "result", None),
+            valid=self.course.result.valid,
+        )
+        self.warp_runtime = _is_warp_env(env)
+        self.owner = None  # warp runtime: the term cfg whose term steps the course
+        self.stepped_at = None
+        self.stale = False
+        self.steps = 0
+        self.relocalizations = 0
+
+    # -- access ---------------------------------------------------------------------------------
+    @property
+    def env(self):
+        env = self._env()
+        if env is None:
+            raise RuntimeError("the env this course was built for is gone")
+        return env
+
+    @property
+    def mode(self) -> str:
+        return self.cfg.mode
+
+    def torch(self, arr: wp.array) -> torch.Tensor:
+        """A cached zero-copy torch view of one of the course's stable arrays."""
+        t = self._torch.get(id(arr))
+        if t is None:
+            t = self._torch[id(arr)] = wp.to_torch(arr)
+        return t
+
+    def buffer(self, key, shape, dtype=wp.float32) -> wp.array:
+        """A preallocated output array, one per key (terms keep their results here)."""
+        buf = self._buffers.get(key)
+        if buf is None:
+            buf = self._buffers[key] = wp.zeros(shape, dtype=dtype, device=self.device)
+        return buf
+
+    def component(self, name: str):
+        c = self.course.components.get(name)
+        if c is None:
+            raise KeyError(f"the course env.cfg.{self.name} has no component {name!r}; components: "
+                           f"{list(self.course.components)}")
+        return c
+
+    # -- stepping -------------------------------------------------------------------------------
+    def step(self):
+        """Stable runtime: the StepResult of the current env step. Steps the course when this env
+        step has not stepped it yet (the first reader does), re-localizes after a reset, else
+        returns it as is. Warp runtime: returns the results as they are (the owner term steps)."""
+        if self.warp_runtime:
+            return self.result
+        counter = int(self.env.common_step_counter)
+        if self.stepped_at != counter:
+            self.course.step()
+            self.stepped_at = counter
+            self.stale = False
+            self.steps += 1
+        elif self.stale:
+            self.relocalize()
+        return self.result
+
+    def step_as(self, term_cfg):
+        """Warp runtime: step the course when ``term_cfg`` is the owner term's cfg, i.e. the first
+        course term the env evaluates in a step (the first course termination term, else the first
+        weighted course reward term, else the first course observation term). Its stage is
+        recorded once and replayed, so the owner's stage must hold the step on every call: a
+        Python step counter would be read only while recording."""
+        if self.owner is None:
+            self.owner = self._find_owner()
+        if self.owner is not None and term_cfg is self.owner:
+            self.course.step()
+            self.steps += 1
+        return self.result
+
+    def _find_owner(self):
+        from track_gen_isaac.experimental.mdp._base import WarpCourseTerm
+
+        env = self.env
+
+        def ours(tc):
+            f = tc.func
+            cls = f if isinstance(f, type) else type(f)
+            return issubclass(cls, WarpCourseTerm) and tc.params.get("course_name", "course") == self.name
+
+        tm, rm, om = (getattr(env, n, None) for n in ("termination_manager", "reward_manager", "observation_manager"))
+        if tm is None or rm is None or om is None:
+            return None  # the env is still being built: nobody steps yet
+        candidates = list(getattr(tm, "_term_cfgs", []))
+        candidates += [tc for tc in getattr(rm, "_term_cfgs", []) if tc.weight != 0.0]
+        for group in getattr(om, "_group_obs_term_cfgs", {}).values():
+            candidates += list(group)
+        for tc in candidates:
+            if ours(tc):
+                return tc
+        raise RuntimeError(f"no course term reads env.cfg.{self.name}: nothing would step the course")
+
+    def relocalize(self) -> None:
+        """Re-run the localizer on the current pose (after a reset moved the robot)."""
+        loc = self.course.components.get("localizer")
+        if loc is not None:
+            loc.step(self.course._ctx)
+        self.stale = False
+        self.relocalizations += 1
+
+    # -- resets ---------------------------------------------------------------------------------
+    def set_mask(self, env_ids) -> wp.array:
+        """Write ``env_ids`` (``slice(None)``/None or an index tensor) into :attr:`mask` (int32 flags)."""
+        m = self.mask_t
+        if env_ids is None or isinstance(env_ids, slice):
+            m.zero_()
+            m[env_ids if isinstance(env_ids, slice) else slice(None)] = 1
+        else:
+            ids = torch.as_tensor(env_ids, device=m.device)
+            m.zero_()
+            if ids.numel():
+                m.index_fill_(0, ids.to(torch.long).reshape(-1), 1)
+        return self.mask
+
+    def regenerate(self, env_ids, advance: bool = True) -> None:
+        """New courses (``advance=True``) for ``env_ids``; every other env's course is untouched."""
+        self.course.regenerate(mask=self.set_mask(env_ids), advance=bool(advance))
+        self.stale = True
+
+    def reset_course(self, env_ids) -> None:
+        """Restart the episode state of ``env_ids`` on the same course (components' reset hooks)."""
+        self.course.reset(mask=self.set_mask(env_ids))
+        self.stale = True
+
+    def mask_from(self, env_mask: wp.array) -> wp.array:
+        """Warp runtime: the manager's [E] bool ``env_mask`` as :attr:`mask` (int32 flags; recordable)."""
+        mask_to_active(env_mask, self.mask)
+        return self.mask
+
+    def start_poses(self, mask: wp.array, jitter=(0.0, 0.0, 0.0)) -> None:
+        """Course start pose plus jitter into :attr:`pose_pos` / :attr:`pose_yaw` (env frame) for the
+        envs of the int32 ``mask``. Recordable."""
+        jl, jv, jy = _jitter(jitter)
+        r = self.course.result
+        wp.launch(K.start_pose_kernel, dim=self.num_envs,
+                  inputs=[mask, self.course.seeds.seeds, self.start_counter, _START_KEY,
+                          r.start_pos, r.start_yaw, jl, jv, jy],
+                  outputs=[self.pose_pos, self.pose_yaw], device=self.device)
+
+    def checkpoint_poses(self, mask: wp.array, jitter=(0.0, 0.0, 0.0)) -> None:
+        """A random checkpoint per env of the int32 ``mask`` (plus jitter) into :attr:`pose_pos` /
+        :attr:`pose_yaw` / :attr:`pose_index` (-1: no checkpoint, start pose), counted as passed
+        by progress. Recordable."""
+        self.course.checkpoint_sampler.sample(mask, self.pose_index, self.pose_pos, self.pose_yaw,
+                                              jitter=_jitter(jitter))
+        progress = self.course.progress
+        if progress is not None:
+            progress.start_at(mask, self.pose_index)
+
+    def root_poses(self, mask: wp.array, z_offset: float, pose: wp.array | None = None,
+                   velocity: wp.array | None = None) -> None:
+        """World root poses (``pose_pos`` + origin + z_offset, yaw ``pose_yaw``) and zero velocities for
+        the envs of ``mask``, into ``pose`` / ``velocity`` ([E] transformf / spatial_vectorf; default
+        :attr:`root_pose` / :attr:`root_velocity`). Recordable."""
+        wp.launch(K.place_pose_kernel, dim=self.num_envs,
+                  inputs=[mask, self.pose_pos, self.pose_yaw, self.origin, float(z_offset)],
+                  outputs=[self.root_pose if pose is None else pose,
+                           self.root_velocity if velocity is None else velocity], device=self.device)
+
+    def __repr__(self) -> str:
+        return (f"EnvCourse(name={self.name!r}, mode={self.mode!r}, num_envs={self.num_envs}, rank={self.rank}, "
+                f"seed={self.seed}, components={list(self.course.components)})")
+
+
+def _is_warp_env(env) -> bool:
+    """True for Isaac Lab's warp-first env (``ManagerBasedRLEnvWarp`` and its subclasses)."""
+    return any(c.__module__.startswith("isaaclab_experimental.") for c in type(env).__mro__)
+
+
+def _jitter(jitter) -> tuple[float, float, float]:
+    try:
+        jl, jv, jy = (float(j) for j in jitter)
+    except (TypeError, ValueError):
+        raise TypeError(f"jitter: expected (lateral [m], vertical [m], yaw [rad]) half ranges, got {jitter!r}") from None
+    if not all(np.isfinite(j) and j >= 0.0 for j in (jl, jv, jy)):
+        raise ValueError(f"jitter: entries must be finite and >= 0, got {jitter!r}")
+    return jl, jv, jy
+
+
+def course_cfg_of(env_cfg, name: str = "course") -> CourseCfg:
+    """``env_cfg.<name>``, checked to be a CourseCfg."""
+    cfg = getattr(env_cfg, name, None)
+    if cfg is None:
+        raise AttributeError(
+            f"the env cfg has no attribute {name!r}: declare the course on it, e.g. "
+            f"`{name}: CourseCfg = CourseCfg(...)`, or pass the course_name of the one you declared"
+        )
+    if not isinstance(cfg, CourseCfg):
+        raise TypeError(f"env.cfg.{name}: expected a track_gen_isaac.CourseCfg, got {type(cfg).__name__}")
+    return cfg
+
+
+def get_course(env, name: str = "course") -> EnvCourse:
+    """The env's course named ``name``: built from ``env.cfg.<name>`` on first use, then cached."""
+    cache = env.__dict__.get(CACHE_ATTR)
+    if cache is None:
+        cache = {}
+        setattr(env, CACHE_ATTR, cache)
+    ec = cache.get(name)
+    if ec is None:
+        ec = cache[name] = EnvCourse(env, course_cfg_of(env.cfg, name), name)
+    return ec
+

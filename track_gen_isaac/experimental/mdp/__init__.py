@@ -1,0 +1,47 @@
+"""Warp twins of :mod:`track_gen_isaac.mdp` for ``ManagerBasedRLEnvWarp`` (same names and parameters).
+
+The curriculum term has no twin: Isaac Lab runs the curriculum manager on the stable
+implementation in both runtimes, so ``track_gen_isaac.mdp.course_schedule`` serves both.
+"""
+
+from track_gen_isaac.experimental import register_warp_frontend
+from track_gen_isaac.experimental.mdp.events import (
+    place_at_checkpoint,
+    place_at_course_start,
+    regenerate_course,
+    reset_course,
+)
+from track_gen_isaac.experimental.mdp.observations import (
+    lap_progress,
+    lookahead_points,
+    next_checkpoints,
+    next_gates,
+    track_frame,
+)
+from track_gen_isaac.experimental.mdp.rewards import (
+    checkpoint_passed,
+    collision_penalty,
+    lap_completed,
+    off_track_penalty,
+    progress_delta,
+    wrong_way_penalty,
+)
+from track_gen_isaac.experimental.mdp.terminations import (
+    collided,
+    gate_missed,
+    invalid_course,
+    laps_done,
+    off_track,
+)
+from track_gen_isaac.mdp.curriculum import course_schedule
+
+register_warp_frontend()
+
+__all__ = [
+    "course_schedule",
+    "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint",
+    "next_checkpoints", "next_gates", "track_frame", "lookahead_points", "lap_progress",
+    "progress_delta", "checkpoint_passed", "lap_completed", "collision_penalty", "off_track_penalty",
+    "wrong_way_penalty",
+    "collided", "off_track", "laps_done", "gate_missed", "invalid_course",
+]

@@ -1,0 +1,94 @@
+"""Curriculum terms (stable runtime; the curriculum manager is torch in both runtimes).
+
+The curriculum runs at the start of each reset (``_reset_idx``), before the reset events, so a
+stage change written here is used by the ``regenerate_course`` of the same reset. It writes a
+*dynamic* generator parameter (``course.generator.params[name] = value``): a small device write
+between replays; no graph is recorded again.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+
+from track_gen_isaac.mdp._base import CourseTerm
+
+__all__ = ["course_schedule"]
+
+
+class course_schedule(CourseTerm):
+    """Step a generator parameter through ``values`` as the success rate allows.
+
+    An episode that ends (an env in ``env_ids`` with ``episode_length_buf > 0``) succeeds when it
+    completed ``laps`` laps. Every ``min_episodes`` ended episodes the success rate over them
+    decides: ``>= promote`` moves to the next value, ``< demote`` (when given) back to the previous
+    one; then the count restarts. The first value is written at the first call.
+
+    Typical schedules: ``param="centerline.size"`` (track size [m], growing) or
+    ``param="gate_frames.gate_width"`` (gate opening [m], shrinking). Static parameters and unknown
+    names are refused at construction.
+
+    Returns (logged as ``Curriculum/<term>/<key>``): ``level``, ``value``, ``success_rate`` (of the
+    current window, NaN before the first ended episode).
+    """
+
+    def check(self, param="", values=(), laps=1, promote=0.8, demote=None, min_episodes=64):
+        if not isinstance(param, str) or not param:
+            raise ValueError(f"param: expected a generator parameter name, got {param!r}")
+        try:
+            vals = [float(v) for v in values]
+        except (TypeError, ValueError):
+            raise TypeError(f"values: expected a sequence of numbers, got {values!r}") from None
+        if not vals or not all(math.isfinite(v) for v in vals):
+            raise ValueError(f"values: expected at least one finite number, got {values!r}")
+        if isinstance(laps, bool) or not isinstance(laps, numbers.Integral) or laps < 1:
+            raise ValueError(f"laps: expected an int >= 1, got {laps!r}")
+        if not (isinstance(promote, numbers.Real) and 0.0 < promote <= 1.0):
+            raise ValueError(f"promote: expected a success rate in (0, 1], got {promote!r}")
+        if demote is not None and not (isinstance(demote, numbers.Real) and 0.0 <= demote < promote):
+            raise ValueError(f"demote: expected None or a rate in [0, promote), got {demote!r}")
+        if isinstance(min_episodes, bool) or not isinstance(min_episodes, numbers.Integral) or min_episodes < 1:
+            raise ValueError(f"min_episodes: expected an int >= 1, got {min_episodes!r}")
+        params = self.ec.course.generator.params
+        if param not in params:
+            raise ValueError(f"param: unknown generator parameter {param!r}; parameters: {sorted(params)}")
+        if not params.is_dynamic(param):
+            raise ValueError(f"param: {param!r} is static (it sizes buffers); a curriculum can only move dynamic ones")
+        self.values = vals
+        self.level = 0
+        self.ended = 0
+        self.succeeded = 0
+        self.rate = float("nan")
+        self._started = False
+
+    def _apply(self, param) -> None:
+        self.ec.course.generator.params[param] = self.values[self.level]
+
+    def __call__(self, env, env_ids, course_name: str = "course", param: str = "", values: tuple = (),
+                 laps: int = 1, promote: float = 0.8, demote: float | None = None, min_episodes: int = 64):
+        ec = self.ec
+        if not self._started:
+            self._started = True
+            self._apply(param)
+        idx = slice(None) if env_ids is None else env_ids
+        if not isinstance(idx, slice):
+            idx = torch.as_tensor(idx, device=env.episode_length_buf.device).to(torch.long)
+        ended = env.episode_length_buf[idx] > 0
+        n = int(ended.sum())
+        if n:
+            res = ec.step()
+            ok = (ec.torch(res.events.laps)[idx] >= int(laps)) & ended
+            self.ended += n
+            self.succeeded += int(ok.sum())
+            self.rate = self.succeeded / self.ended
+            if self.ended >= min_episodes:
+                if self.rate >= promote and self.level < len(self.values) - 1:
+                    self.level += 1
+                    self._apply(param)
+                elif demote is not None and self.rate < demote and self.level > 0:
+                    self.level -= 1
+                    self._apply(param)
+                self.ended = self.succeeded = 0
+        return {"level": float(self.level), "value": float(self.values[self.level]), "success_rate": self.rate}

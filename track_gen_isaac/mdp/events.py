@@ -1,0 +1,131 @@
+"""Reset events (stable runtime): new courses for the reset envs, then the robot onto them.
+
+Isaac Lab applies reset events in the order the events cfg declares them, after
+``scene.reset(env_ids)`` and the curriculum. Declare, for one course:
+
+1. :class:`regenerate_course` (or :class:`reset_course` to keep the course): the masked
+   regeneration, which also resets every component's per-env state (progress, localizer...)
+   of the reset envs;
+2. then :class:`place_at_course_start` or :class:`place_at_checkpoint`: they read the *new*
+   course's start / checkpoints, and ``place_at_checkpoint`` marks the drawn checkpoint as passed
+   in the (already reset) progress state;
+3. after any other event that writes the same entity's root pose (a later one would move the
+   robot off the course).
+
+A place event declared before a regeneration of the same course is refused at its first call
+(ValueError naming both terms). ``env_ids`` is ``slice(None)`` on ``env.reset()`` and an int
+tensor inside ``env.step()``; both become the course's one preallocated int32 mask, so the
+course replays one recorded regeneration graph whatever the ids.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+
+from track_gen_isaac.env_course import _jitter
+from track_gen_isaac.mdp._base import CourseTerm
+
+__all__ = ["regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint"]
+
+
+class regenerate_course(CourseTerm):
+    """New courses for the reset envs (``advance=True``: the next generation; ``False``: rebuild the
+    current one, e.g. after a curriculum change). Every other env's course is untouched, byte for byte."""
+
+    def __call__(self, env, env_ids, course_name: str = "course", advance: bool = True):
+        self.ec.regenerate(env_ids, advance=advance)
+
+
+class reset_course(CourseTerm):
+    """Restart the reset envs' episode on the same course (progress, localizer... back to the start)."""
+
+    def __call__(self, env, env_ids, course_name: str = "course"):
+        self.ec.reset_course(env_ids)
+
+
+class _place(CourseTerm):
+    """Writes the followed entity's root pose (env frame + env origins) and zero velocity."""
+
+    _RESETTERS = (regenerate_course, reset_course)
+
+    def check(self, jitter=(0.0, 0.0, 0.0), z_offset=0.0):
+        _jitter(jitter)
+        if isinstance(z_offset, bool) or not isinstance(z_offset, (int, float)) or not math.isfinite(z_offset):
+            raise ValueError(f"z_offset: expected a finite number [m], got {z_offset!r}")
+        self._order_checked = False
+
+    def _check_order(self, env) -> None:
+        """Refuse a place event declared before a regeneration / reset of the same course."""
+        self._order_checked = True
+        em = env.event_manager
+        names = em._mode_term_names.get("reset", [])
+        cfgs = em._mode_term_cfgs.get("reset", [])
+        mine, resetters = None, []
+        for i, (name, tc) in enumerate(zip(names, cfgs)):
+            f = tc.func
+            if f is self:
+                mine = (i, name)
+            elif isinstance(f, type) and issubclass(f, self._RESETTERS) or isinstance(f, self._RESETTERS):
+                if tc.params.get("course_name", "course") == self.course_name:
+                    resetters.append((i, name))
+        if mine is None:
+            return
+        late = [n for i, n in resetters if i > mine[0]]
+        if late:
+            raise ValueError(
+                f"reset event {mine[1]!r} ({type(self).__name__}) is declared before {late} of the same course: "
+                f"reset events run in declaration order, so the robot would be placed on the old course. "
+                f"Declare {late[0]!r} first in the events cfg"
+            )
+        if not resetters:
+            warnings.warn(
+                f"reset event {mine[1]!r} ({type(self).__name__}) places the robot on course {self.course_name!r}, "
+                f"but no regenerate_course / reset_course event resets that course: its progress state carries over "
+                f"from the previous episode",
+                UserWarning, stacklevel=3,
+            )
+
+    def _write(self, env, env_ids, z_offset: float) -> None:
+        """The pose the course wrote (``pose_pos`` / ``pose_yaw``) onto the robot, with the asset's writers."""
+        ec = self.ec
+        ec.root_poses(ec.mask, z_offset)
+        idx = slice(None) if env_ids is None else env_ids
+        if not isinstance(idx, slice):
+            idx = torch.as_tensor(idx, device=ec.mask_t.device).to(torch.long)
+        pose = ec.torch(ec.root_pose)[idx]
+        asset = ec.asset
+        asset.write_root_pose_to_sim_index(root_pose=pose, env_ids=env_ids)
+        asset.write_root_velocity_to_sim_index(root_velocity=ec.torch(ec.root_velocity)[idx], env_ids=env_ids)
+        ec.stale = True
+
+
+class place_at_course_start(_place):
+    """Put the robot at its course's start pose, facing the start heading, plus uniform ``jitter``
+    half ranges ``(lateral [m], vertical [m], yaw [rad])`` (lateral along the start's left axis) and
+    ``z_offset`` [m] (e.g. half the body height for a ground robot on a flat track). Draws are
+    per env and counter based (independent of which other envs reset). Velocity is zeroed."""
+
+    def __call__(self, env, env_ids, course_name: str = "course", jitter: tuple = (0.0, 0.0, 0.0),
+                 z_offset: float = 0.0):
+        if not self._order_checked:
+            self._check_order(env)
+        self.ec.start_poses(self.ec.set_mask(env_ids), jitter)
+        self._write(env, env_ids, z_offset)
+
+
+class place_at_checkpoint(_place):
+    """Put the robot on a random checkpoint of its course (uniform over the env's checkpoints, via
+    ``course.checkpoint_sampler``), facing its direction of passage, plus ``jitter`` /
+    ``z_offset`` as :class:`place_at_course_start`. The drawn checkpoint counts as passed
+    (``progress.start_at``), so the next one is the target. An env without checkpoints (invalid
+    course) gets its start pose."""
+
+    def __call__(self, env, env_ids, course_name: str = "course", jitter: tuple = (0.0, 0.0, 0.0),
+                 z_offset: float = 0.0):
+        if not self._order_checked:
+            self._check_order(env)
+        self.ec.checkpoint_poses(self.ec.set_mask(env_ids), jitter)
+        self._write(env, env_ids, z_offset)
