@@ -22,7 +22,7 @@ from track_gen import tools  # noqa: E402  (after the generators: tools import c
 __version__ = "0.1.0"
 
 __all__ = [
-    "CapacityWarning", "CaptureError", "ExecContext", "GateGenConfig", "GateGenerator", "GateResult", "GateStatus",
+    "tools", "CapacityWarning", "CaptureError", "ExecContext", "GateGenConfig", "GateGenerator", "GateResult", "GateStatus",
     "NotCapturableError", "PerEnvSeededRNG", "RebindAfterCaptureWarning", "ResolutionWarning", "SeedState",
     "TrackGenConfig", "TrackGenError", "TrackGenWarning", "TrackGenerator", "TrackResult", "TrackStatus",
 ]

@@ -41,16 +41,15 @@ def main(argv: list[str] | None = None) -> int:
     device = args.device or ("cuda:0" if wp.is_cuda_available() else "cpu")
     print(f"track_gen demo: {args.num_envs} envs per family on {device} (seed {args.seed})", flush=True)
     gens = {}
-    for name, make in (
-        ("tracks", lambda: tg.TrackGenerator(
-            tg.TrackGenConfig(num_envs=args.num_envs, device=device, **cfg.get("track", {})), seeds=args.seed)),
-        ("gate courses", lambda: tg.GateGenerator(
-            tg.GateGenConfig(num_envs=args.num_envs, device=device, **cfg.get("gates", {})), seeds=args.seed)),
+    for name, gen_cls, cfg_cls, overrides in (
+        ("tracks", tg.TrackGenerator, tg.TrackGenConfig, cfg.get("track", {})),
+        ("gate courses", tg.GateGenerator, tg.GateGenConfig, cfg.get("gates", {})),
     ):
-        holder = {}
-        build_s = _timed(lambda: holder.setdefault("g", make()))
-        g = holder["g"]
-        regen_s = _timed(lambda: g.enqueue(advance=True))
+        t = time.perf_counter()
+        g = gen_cls(cfg_cls(num_envs=args.num_envs, device=device, **overrides), seeds=args.seed)
+        wp.synchronize()
+        build_s = time.perf_counter() - t
+        regen_s = _timed(lambda g=g: g.enqueue(advance=True))
         attempts = g.result.attempts.numpy().mean()
         print(
             f"  {name:12s}: valid {g.valid_fraction():7.2%}  mean draws {attempts:4.2f}  "

@@ -23,7 +23,7 @@ import dataclasses
 import enum
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import ClassVar, Mapping
 
 import warp as wp
 

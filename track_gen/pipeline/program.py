@@ -32,7 +32,7 @@ from track_gen.exec import ExecContext, check_mask, mask_to_active
 from track_gen.pipeline.params import ParamTable, Params, Randomizers
 from track_gen.pipeline.registry import ArraySpec, StageContext, StageRegistry, default_registry
 from track_gen.pipeline.spec import PipelineSpec, StageSpec
-from track_gen.rng import PerEnvSeededRNG, SeedState, name_key, resolve_seeds
+from track_gen.rng import name_key, resolve_seeds
 
 __all__ = ["Program", "Layout", "ProgramResult", "build"]
 

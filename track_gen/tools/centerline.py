@@ -15,7 +15,6 @@ env, O(N) per env. The component is its own utility (``course.course_line``); ``
 from __future__ import annotations
 
 import numbers
-from typing import Any
 
 import warp as wp
 
