@@ -279,7 +279,7 @@ def bench_case(family: str, num_envs: int, args, repeats: int) -> dict:
     course.bind(position=traj.pos, orientation=traj.quat, half_extents=traj.he)
     setup_s = time.perf_counter() - t0
     E = num_envs
-    ctx = course._ctx  # the context the course passes to hooks: used to step one component alone
+    ctx = course.context  # the context the course passes to hooks: used to step one component alone
     comps = {name: course.components[name] for name in COMPONENTS}
     cpset = course.checkpoints
     cps = {k: getattr(cpset, k).numpy() for k in ("pos", "normal", "s", "count", "half_width", "half_height")}

@@ -304,7 +304,7 @@ class EnvCourse:
         """Re-run the localizer on the current pose (after a reset moved the robot)."""
         loc = self.course.components.get("localizer")
         if loc is not None:
-            loc.step(self.course._ctx)
+            loc.step(self.course.context)
         self.stale = False
         self.relocalizations += 1
 

@@ -532,3 +532,12 @@ def test_registered_needs_cuda():
     with pytest.raises(RuntimeError, match="CUDA device"):
         with tg_exec.registered(device="cpu"):
             pass
+
+
+def test_context_is_what_the_hooks_receive():
+    course = Course(gen(), [StartDistance()])
+    assert course.context is course._ctx and course.context.num_envs == E
+    pos, _, _ = poses(2.0)
+    course.bind(position=pos)
+    course.components["acme.dist"].step(course.context)  # one component alone
+    assert course.components["acme.dist"].result.steps.numpy().tolist() == [1] * E

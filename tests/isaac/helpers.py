@@ -71,7 +71,7 @@ class Reference:
 
     def relocalize(self):
         self.sync()
-        self.course.components["localizer"].step(self.course._ctx)
+        self.course.components["localizer"].step(self.course.context)
 
 
 def arrays_of(obj) -> dict[str, np.ndarray]:

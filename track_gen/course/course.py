@@ -258,6 +258,12 @@ class Course:
         return getattr(self.generator, "rng", None)
 
     @property
+    def context(self):
+        """The :class:`ComponentContext` the course passes to every hook (to run one component's hook
+        yourself, e.g. ``course.components["localizer"].step(course.context)`` after a reset)."""
+        return self._ctx
+
+    @property
     def graph(self):
         """The course's own graph of ``regenerate()`` (None until first recorded)."""
         return self._graphs.get((False, None))
