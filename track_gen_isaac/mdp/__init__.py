@@ -18,7 +18,10 @@ from track_gen_isaac.mdp.rewards import (
 )
 from track_gen_isaac.mdp.terminations import collided, gate_missed, invalid_course, laps_done, off_track
 
+from track_gen_isaac.mdp.props import move_gate_props
+
 __all__ = [
+    "move_gate_props",
     "curriculum", "events", "observations", "rewards", "terminations",
     "course_schedule",
     "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint",

@@ -37,7 +37,10 @@ from track_gen_isaac.mdp.curriculum import course_schedule
 
 register_warp_frontend()
 
+from track_gen_isaac.experimental.mdp.props import move_gate_props
+
 __all__ = [
+    "move_gate_props",
     "course_schedule",
     "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint",
     "next_checkpoints", "next_gates", "track_frame", "lookahead_points", "lap_progress",
