@@ -46,6 +46,25 @@ class reset_course(CourseTerm):
         self.ec.reset_course(env_ids)
 
 
+def reset_order(env, term, course_name: str, resetter_types) -> tuple[str | None, list[str], list[str]]:
+    """Where ``term`` stands among the reset events: (its name or None when not declared, the
+    names of ``resetter_types`` events of ``course_name`` declared after it, all such names)."""
+    em = env.event_manager
+    names = em._mode_term_names.get("reset", [])
+    cfgs = em._mode_term_cfgs.get("reset", [])
+    mine, resetters = None, []
+    for i, (name, tc) in enumerate(zip(names, cfgs, strict=True)):
+        f = tc.func
+        if f is term:
+            mine = (i, name)
+        elif isinstance(f, type) and issubclass(f, resetter_types) or isinstance(f, resetter_types):
+            if tc.params.get("course_name", "course") == course_name:
+                resetters.append((i, name))
+    if mine is None:
+        return None, [], [n for _, n in resetters]
+    return mine[1], [n for i, n in resetters if i > mine[0]], [n for _, n in resetters]
+
+
 class _place(CourseTerm):
     """Writes the followed entity's root pose (env frame + env origins) and zero velocity."""
 
@@ -60,29 +79,18 @@ class _place(CourseTerm):
     def _check_order(self, env) -> None:
         """Refuse a place event declared before a regeneration / reset of the same course."""
         self._order_checked = True
-        em = env.event_manager
-        names = em._mode_term_names.get("reset", [])
-        cfgs = em._mode_term_cfgs.get("reset", [])
-        mine, resetters = None, []
-        for i, (name, tc) in enumerate(zip(names, cfgs)):
-            f = tc.func
-            if f is self:
-                mine = (i, name)
-            elif isinstance(f, type) and issubclass(f, self._RESETTERS) or isinstance(f, self._RESETTERS):
-                if tc.params.get("course_name", "course") == self.course_name:
-                    resetters.append((i, name))
+        mine, late, resetters = reset_order(env, self, self.course_name, self._RESETTERS)
         if mine is None:
             return
-        late = [n for i, n in resetters if i > mine[0]]
         if late:
             raise ValueError(
-                f"reset event {mine[1]!r} ({type(self).__name__}) is declared before {late} of the same course: "
+                f"reset event {mine!r} ({type(self).__name__}) is declared before {late} of the same course: "
                 f"reset events run in declaration order, so the robot would be placed on the old course. "
                 f"Declare {late[0]!r} first in the events cfg"
             )
         if not resetters:
             warnings.warn(
-                f"reset event {mine[1]!r} ({type(self).__name__}) places the robot on course {self.course_name!r}, "
+                f"reset event {mine!r} ({type(self).__name__}) places the robot on course {self.course_name!r}, "
                 f"but no regenerate_course / reset_course event resets that course: its progress state carries over "
                 f"from the previous episode",
                 UserWarning, stacklevel=3,

@@ -20,7 +20,7 @@ from isaaclab_newton.physics import NewtonManager
 
 from track_gen.tools.props import PARK_POSITION
 from track_gen_isaac.mdp._base import CourseTerm
-from track_gen_isaac.mdp.events import regenerate_course, reset_course
+from track_gen_isaac.mdp.events import regenerate_course, reset_course, reset_order
 
 __all__ = ["move_gate_props"]
 
@@ -97,23 +97,10 @@ class move_gate_props(CourseTerm):
 
     def _check_order(self, env) -> None:
         """Refuse this event declared before a regeneration / reset of the same course."""
-        em = env.event_manager
-        names = em._mode_term_names.get("reset", [])
-        cfgs = em._mode_term_cfgs.get("reset", [])
-        mine, resetters = None, []
-        for i, (name, tc) in enumerate(zip(names, cfgs)):
-            f = tc.func
-            if f is self:
-                mine = (i, name)
-            elif isinstance(f, type) and issubclass(f, self._RESETTERS) or isinstance(f, self._RESETTERS):
-                if tc.params.get("course_name", "course") == self.course_name:
-                    resetters.append((i, name))
-        if mine is None:
-            return
-        late = [n for i, n in resetters if i > mine[0]]
+        mine, late, _ = reset_order(env, self, self.course_name, self._RESETTERS)
         if late:
             raise ValueError(
-                f"reset event {mine[1]!r} ({type(self).__name__}) is declared before {late} of the same course: "
+                f"reset event {mine!r} ({type(self).__name__}) is declared before {late} of the same course: "
                 f"reset events run in declaration order, so the gates would be placed on the old course. "
                 f"Declare {late[0]!r} first in the events cfg"
             )
