@@ -50,4 +50,16 @@ if [[ ! -f "$VENV/.complete" ]]; then
     touch "$VENV/.complete"
     echo "setup.sh: venv ready" >&2
 fi
+# Isaac Lab finds task packages through the "isaaclab.tasks" entry point (pyproject.toml): register
+# this checkout once per venv (an editable install without dependencies; the run scripts also put
+# the checkout first on PYTHONPATH, so whichever clone runs is the code that runs).
+if ! "$VENV/bin/python" - <<'PYEOF' 2>/dev/null
+import sys
+from importlib.metadata import entry_points
+sys.exit(0 if any(e.value == "track_gen_isaac.tasks" for e in entry_points(group="isaaclab.tasks")) else 1)
+PYEOF
+then
+    echo "setup.sh: registering track_gen's Isaac Lab tasks in $VENV" >&2
+    "$VENV/bin/python" -m pip install --quiet --no-deps --no-build-isolation -e "$ROOT" >&2
+fi
 echo "$VENV"

@@ -19,9 +19,17 @@ from track_gen_isaac.mdp.rewards import (
 from track_gen_isaac.mdp.terminations import collided, gate_missed, invalid_course, laps_done, off_track
 
 from track_gen_isaac.mdp.props import move_gate_props
+from track_gen_isaac.mdp.quadrotor import (
+    QuadrotorAction,
+    QuadrotorActionCfg,
+    altitude_out_of_range,
+    body_rate_l2,
+    quad_state,
+)
 
 __all__ = [
     "move_gate_props",
+    "QuadrotorAction", "QuadrotorActionCfg", "quad_state", "body_rate_l2", "altitude_out_of_range",
     "curriculum", "events", "observations", "rewards", "terminations",
     "course_schedule",
     "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint",

@@ -38,9 +38,16 @@ from track_gen_isaac.mdp.curriculum import course_schedule
 register_warp_frontend()
 
 from track_gen_isaac.experimental.mdp.props import move_gate_props
+from track_gen_isaac.experimental.mdp.quadrotor import (
+    QuadrotorAction,
+    altitude_out_of_range,
+    body_rate_l2,
+    quad_state,
+)
 
 __all__ = [
     "move_gate_props",
+    "QuadrotorAction", "quad_state", "body_rate_l2", "altitude_out_of_range",
     "course_schedule",
     "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint",
     "next_checkpoints", "next_gates", "track_frame", "lookahead_points", "lap_progress",

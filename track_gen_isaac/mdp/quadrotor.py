@@ -1,0 +1,202 @@
+"""Quadrotor terms (stable runtime): the rate-command action, the drone's own state, its penalties.
+
+* :class:`QuadrotorActionCfg` / :class:`QuadrotorAction`: 4-D action in [-1, 1] -> collective
+  thrust + body rates -> rate controller, mixer, motor limits and lag (every physics substep)
+  -> a body-frame wrench on the asset's *permanent* wrench composer.
+* :class:`quad_state`: [E, 14] observation (body velocity, rates, gravity direction, rotor
+  thrusts, height).
+* :func:`body_rate_l2` (reward), :func:`altitude_out_of_range` (termination).
+
+The model (:class:`~track_gen_isaac.quadrotor.QuadrotorModel`) and its kernels live in
+:mod:`track_gen_isaac.quadrotor`; the warp runtime's twins in
+:mod:`track_gen_isaac.experimental.mdp.quadrotor` run the same kernels.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import torch
+import warp as wp
+from isaaclab.managers import ActionTerm, ActionTermCfg, ManagerTermBase
+from isaaclab.utils import configclass
+
+from track_gen_isaac.quadrotor import (
+    CRAZYFLIE,
+    QuadrotorDynamics,
+    QuadrotorModel,
+    altitude_out_kernel,
+    body_rate_sq_kernel,
+    quad_state_kernel,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from isaaclab.envs import ManagerBasedEnv
+
+__all__ = ["QuadrotorAction", "QuadrotorActionCfg", "quad_state", "body_rate_l2", "altitude_out_of_range",
+           "setup_quadrotor", "origins_of"]
+
+
+def origins_of(env) -> wp.array:
+    """The env origins as a [E] vec3f warp view (zero-copy)."""
+    o = env.scene.env_origins
+    return wp.from_torch(o.contiguous(), dtype=wp.vec3f)
+
+
+def setup_quadrotor(term, cfg, env) -> QuadrotorDynamics:
+    """Shared construction of both runtimes' action terms: validate the model, allocate the
+    dynamics, write the model's mass and inertia to the body (a spawner sets only the mass)."""
+    model = cfg.model
+    if not isinstance(model, QuadrotorModel):
+        raise TypeError(f"QuadrotorActionCfg.model: expected a QuadrotorModel, got {type(model).__name__}")
+    model.check()
+    asset = term._asset
+    if getattr(asset, "num_bodies", 1) != 1:
+        raise ValueError(f"QuadrotorAction: asset {cfg.asset_name!r} has {asset.num_bodies} bodies; "
+                         f"the quadrotor is one rigid body (see track_gen_isaac.quadrotor.quadrotor_asset_cfg)")
+    dyn = QuadrotorDynamics(model, env.num_envs, env.device, env.physics_dt)
+    ids = torch.arange(env.num_envs, device=env.device, dtype=torch.int32)
+    ixx, iyy, izz = (float(x) for x in model.inertia)
+    inertia = torch.tensor([ixx, 0.0, 0.0, 0.0, iyy, 0.0, 0.0, 0.0, izz], device=env.device)
+    asset.set_masses_index(masses=torch.full((env.num_envs, 1), float(model.mass), device=env.device), env_ids=ids)
+    asset.set_inertias_index(inertias=inertia.repeat(env.num_envs, 1, 1), env_ids=ids)
+    return dyn
+
+
+class QuadrotorAction(ActionTerm):
+    """Collective thrust + body-rate commands for a rigid-body quadrotor.
+
+    Action ``a`` in [-1, 1]^4 (clipped; non-finite values count as 0): collective thrust
+    ``m g (1 + thrust_range a0)`` [N], body rates ``a[1:] * max_rates`` [rad/s] (roll, pitch,
+    yaw). Every physics substep: a proportional rate loop (``J (K (w_cmd - w)) + w x J w``),
+    an X mixer to four rotor thrusts, each clipped to ``[0, thrust_to_weight m g / 4]`` and
+    lagging its command with ``motor_time_constant``; the lagged thrusts' wrench is *set* on the
+    asset's permanent wrench composer (body frame, at the COM). Action 0 hovers. Reset: the
+    reset envs' rotors at hover thrust.
+
+    The term owns the asset's permanent composer (it overwrites it every substep); add
+    disturbances on the instantaneous composer. On construction it writes the model's mass and
+    inertia to the body.
+    """
+
+    cfg: "QuadrotorActionCfg"
+
+    def __init__(self, cfg: "QuadrotorActionCfg", env: ManagerBasedEnv):
+        super().__init__(cfg, env)
+        self.dyn = setup_quadrotor(self, cfg, env)
+        E = self.num_envs
+        self._force = wp.zeros((E, 1), dtype=wp.vec3f, device=self.device)
+        self._torque = wp.zeros((E, 1), dtype=wp.vec3f, device=self.device)
+        self._mask_t = torch.zeros(E, dtype=torch.bool, device=self.device)
+        self._mask = wp.from_torch(self._mask_t, dtype=wp.bool)
+        self._raw_t = wp.to_torch(self.dyn.raw)
+
+    @property
+    def action_dim(self) -> int:
+        return 4
+
+    @property
+    def raw_actions(self) -> torch.Tensor:
+        return self._raw_t
+
+    @property
+    def processed_actions(self) -> torch.Tensor:
+        """[E, 4]: commanded collective thrust [N] and body rates [rad/s]."""
+        return torch.cat([wp.to_torch(self.dyn.thrust_cmd)[:, None], wp.to_torch(self.dyn.rate_cmd)], dim=1)
+
+    @property
+    def rotor_thrusts(self) -> torch.Tensor:
+        """[E, 4] lagged rotor thrusts [N] (zero-copy view)."""
+        return wp.to_torch(self.dyn.rotor)
+
+    def process_actions(self, actions: torch.Tensor):
+        a = actions.to(torch.float32).contiguous()
+        self.dyn.command(wp.from_torch(a), 0)
+
+    def apply_actions(self):
+        data = self._asset.data
+        self.dyn.substep(data.root_quat_w.warp, data.root_com_vel_w.warp, self._force, self._torque)
+        self._asset.permanent_wrench_composer.set_forces_and_torques_mask(forces=self._force, torques=self._torque)
+
+    def reset(self, env_ids=None) -> None:
+        if env_ids is None or (isinstance(env_ids, slice) and env_ids == slice(None)):
+            self.dyn.reset(None)
+            return
+        self._mask_t.zero_()
+        self._mask_t[torch.as_tensor(env_ids, device=self.device, dtype=torch.long)] = True
+        self.dyn.reset(self._mask)
+
+
+@configclass
+class QuadrotorActionCfg(ActionTermCfg):
+    """The quadrotor's action term (see :class:`QuadrotorAction`)."""
+
+    class_type: type = QuadrotorAction
+    asset_name: str = "robot"
+    model: QuadrotorModel = CRAZYFLIE
+    """Mass, inertia, arm, motor limits and lag, rate limits and gains (Crazyflie 2.x by default)."""
+
+
+def _action_term(env, action_name: str):
+    try:
+        term = env.action_manager.get_term(action_name)
+    except (AttributeError, KeyError, ValueError):
+        term = None
+    if term is None or not hasattr(term, "dyn"):
+        raise ValueError(f"action term {action_name!r}: expected a QuadrotorAction in the env's actions cfg")
+    return term
+
+
+class quad_state(ManagerTermBase):
+    """The drone's own state, [E, 14]: body-frame linear velocity [m/s] (3), body rates [rad/s] (3),
+    gravity direction in the body frame (3), rotor thrusts / hover thrust - 1 (4, the motor lag's
+    state), height above the env origin [m] (1). ``action_name``: the QuadrotorAction term."""
+
+    def __init__(self, cfg, env):
+        super().__init__(cfg, env)
+        self._term = _action_term(env, cfg.params.get("action_name", "rotors"))
+        self._asset = env.scene[cfg.params.get("asset_name", "robot")]
+        self._origin = origins_of(env)
+        self._out = wp.zeros((env.num_envs, 14), dtype=wp.float32, device=env.device)
+
+    def launch(self, out: wp.array) -> None:
+        d = self._asset.data
+        dyn = self._term.dyn
+        wp.launch(quad_state_kernel, dim=dyn.num_envs,
+                  inputs=[d.root_pos_w.warp, d.root_quat_w.warp, d.root_com_vel_w.warp, self._origin, dyn.rotor,
+                          float(dyn.hover_rotor)], outputs=[out], device=dyn.device)
+
+    def __call__(self, env, action_name: str = "rotors", asset_name: str = "robot"):
+        self.launch(self._out)
+        return wp.to_torch(self._out).clone()
+
+
+def body_rate_l2(env, asset_name: str = "robot") -> torch.Tensor:
+    """|angular velocity|^2 [rad^2/s^2] of the asset's root (use a negative weight)."""
+    d = env.scene[asset_name].data
+    out = torch.empty(env.num_envs, device=env.device)
+    wp.launch(body_rate_sq_kernel, dim=env.num_envs, inputs=[d.root_com_vel_w.warp], outputs=[wp.from_torch(out)],
+              device=env.device)
+    return out
+
+
+def _check_altitude(min_height, max_height):
+    for n, v in (("min_height", min_height), ("max_height", max_height)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"altitude_out_of_range: {n} must be a finite number [m], got {v!r}")
+    if not min_height < max_height:
+        raise ValueError(f"altitude_out_of_range: expected min_height < max_height, got {min_height}, {max_height}")
+
+
+def altitude_out_of_range(env, min_height: float = 0.05, max_height: float = 5.0,
+                          asset_name: str = "robot") -> torch.Tensor:
+    """True where the root's height above its env origin leaves [min_height, max_height] [m]
+    (the ground, a ceiling) or is not finite."""
+    _check_altitude(min_height, max_height)
+    d = env.scene[asset_name].data
+    out = torch.empty(env.num_envs, dtype=torch.bool, device=env.device)
+    wp.launch(altitude_out_kernel, dim=env.num_envs,
+              inputs=[d.root_pos_w.warp, origins_of(env), float(min_height), float(max_height)],
+              outputs=[wp.from_torch(out, dtype=wp.bool)], device=env.device)
+    return out

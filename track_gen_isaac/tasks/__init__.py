@@ -1,0 +1,42 @@
+"""Registered gymnasium tasks (Isaac Lab discovers them through the ``isaaclab.tasks`` entry point).
+
+=================================  ===================================================
+task id                            what
+=================================  ===================================================
+``TrackGen-Drone-Gates-v0``        quadrotor racing a gate course per env (training)
+``TrackGen-Drone-Gates-Play-v0``   16 envs, 30 s episodes from the course start, markers
+``TrackGen-Drone-Track-v0``        quadrotor flying an elevated band track per env
+``TrackGen-Drone-Track-Play-v0``   as above, for playback
+``*-Warp-*``                       the same tasks in Isaac Lab's warp-first runtime
+=================================  ===================================================
+
+The stable ids run ``ManagerBasedRLEnv``; the ``-Warp-`` ids run ``ManagerBasedRLEnvWarp`` on the
+same cfg (its terms swapped for their warp twins). ``isaaclab train --frontend warp`` on a stable
+id does the same swap.
+"""
+
+import gymnasium as gym
+
+__all__ = ["TASKS"]
+
+_STABLE = "isaaclab.envs:ManagerBasedRLEnv"
+_WARP = "isaaclab_experimental.envs:ManagerBasedRLEnvWarp"
+
+#: task id -> (env cfg, rsl_rl cfg, entry point)
+TASKS: dict[str, tuple[str, str, str]] = {}
+
+for _family, _cls, _agent in (("Gates", "DroneGatesEnvCfg", "drone_gates_ppo"),
+                              ("Track", "DroneTrackEnvCfg", "drone_track_ppo")):
+    for _play in ("", "_PLAY"):
+        for _runtime, _entry in (("", _STABLE), ("-Warp", _WARP)):
+            _id = f"TrackGen-Drone-{_family}{_runtime}{'-Play' if _play else ''}-v0"
+            TASKS[_id] = (f"{__name__}.drone_racing:{_cls}{_play}", f"{__name__}.agents:{_agent}", _entry)
+
+for _id, (_env, _agent, _entry) in TASKS.items():
+    if _id not in gym.registry:
+        gym.register(
+            id=_id,
+            entry_point=_entry,
+            disable_env_checker=True,
+            kwargs={"env_cfg_entry_point": _env, "rsl_rl_cfg_entry_point": _agent, "default_agent": "rsl_rl"},
+        )

@@ -1,0 +1,76 @@
+"""rsl_rl runner cfgs for the drone-racing tasks, read from ``config/rsl_rl/drone_racing_ppo.toml``.
+
+The TOML holds the numbers (shared tables plus per-task overrides); this module turns them into
+Isaac Lab's :class:`~isaaclab_rl.rsl_rl.RslRlOnPolicyRunnerCfg`, so ``isaaclab train`` and its
+Hydra overrides (``agent.max_iterations=...``) work as for any Isaac Lab task. ``device = "auto"``
+resolves to the sim's default device (cuda:0 when torch sees a GPU, else cpu); pass
+``agent.device=...`` together with ``--device`` to move both (the training entry point only
+moves the sim).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+import torch
+from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
+
+__all__ = ["CONFIG", "default_device", "load_ppo", "drone_gates_ppo", "drone_track_ppo"]
+
+#: the TOML this module reads (``TRACK_GEN_PPO_CONFIG`` overrides the path)
+CONFIG = Path(os.environ.get("TRACK_GEN_PPO_CONFIG", Path(__file__).resolve().parents[2] / "config" / "rsl_rl"
+                             / "drone_racing_ppo.toml"))
+
+_TABLES = ("runner", "actor", "critic", "algorithm")
+
+
+def default_device() -> str:
+    """cuda:0 when torch sees a GPU, else cpu."""
+    return "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
+def _merged(data: dict, task: str) -> dict:
+    over = data.get(task, {})
+    unknown = sorted(set(over) - set(_TABLES))
+    if unknown:
+        raise ValueError(f"{CONFIG}: [{task}] may override {_TABLES}, got {unknown}")
+    return {t: {**data.get(t, {}), **over.get(t, {})} for t in _TABLES}
+
+
+def load_ppo(task: str, path: Path | str | None = None) -> RslRlOnPolicyRunnerCfg:
+    """The runner cfg of ``task`` (a table name of the TOML: ``gates`` or ``track``)."""
+    p = Path(path) if path is not None else CONFIG
+    if not p.is_file():
+        raise FileNotFoundError(f"rsl_rl config not found: {p} (set TRACK_GEN_PPO_CONFIG to its path)")
+    with open(p, "rb") as f:
+        data = tomllib.load(f)
+    if task not in data:
+        raise KeyError(f"{p}: no [{task}] table (tasks: {sorted(k for k in data if k not in _TABLES)})")
+    c = _merged(data, task)
+    runner = dict(c["runner"])
+    if runner.get("device", "auto") == "auto":
+        runner["device"] = default_device()
+    actor = dict(c["actor"])
+    std = float(actor.pop("init_std", 1.0))
+    try:
+        return RslRlOnPolicyRunnerCfg(
+            **runner,
+            actor=RslRlMLPModelCfg(**actor,
+                                   distribution_cfg=RslRlMLPModelCfg.GaussianDistributionCfg(init_std=std)),
+            critic=RslRlMLPModelCfg(**c["critic"]),
+            algorithm=RslRlPpoAlgorithmCfg(**c["algorithm"]),
+        )
+    except TypeError as exc:
+        raise TypeError(f"{p} [{task}]: {exc}") from None
+
+
+def drone_gates_ppo() -> RslRlOnPolicyRunnerCfg:
+    """PPO for ``TrackGen-Drone-Gates-*``."""
+    return load_ppo("gates")
+
+
+def drone_track_ppo() -> RslRlOnPolicyRunnerCfg:
+    """PPO for ``TrackGen-Drone-Track-*``."""
+    return load_ppo("track")
