@@ -111,6 +111,12 @@ class CourseCfg:
     zero-argument factory (called once per env instance), or an unattached component instance
     (deep-copied per env instance: a component belongs to one course)."""
 
+    debug_vis: bool = False
+    """Draw the course with Isaac Lab markers (:mod:`track_gen_isaac.debug_vis`): gate frames and
+    course-line points, world frame, refreshed on the host before a marker-capable visualizer
+    draws (e.g. ``--visualizer newton``). Off by default; headless, nothing is drawn and the
+    markers cost nothing per step."""
+
     def __post_init__(self):
         gen = self.generator
         classes = _generator_classes()
@@ -175,6 +181,8 @@ class CourseCfg:
             raise TypeError(f"CourseCfg.asset_name: expected a scene entity name, got {self.asset_name!r}")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral)):
             raise TypeError(f"CourseCfg.seed: expected an int or None, got {self.seed!r}")
+        if not isinstance(self.debug_vis, bool):
+            raise TypeError(f"CourseCfg.debug_vis: expected True or False, got {self.debug_vis!r}")
         if not isinstance(self.extra, (list, tuple)):
             raise TypeError(f"CourseCfg.extra: expected a list of components or factories, got {self.extra!r}")
 

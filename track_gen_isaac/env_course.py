@@ -148,6 +148,8 @@ class EnvCourse:
         steps, relocalizations: Python-side calls (in the warp runtime, replays are not counted).
         warp_runtime: the env is Isaac Lab's warp-first env; ``owner`` the cfg of the term that
             steps the course there.
+        debug_vis: the course's :class:`~track_gen_isaac.debug_vis.CourseDebugVis` when
+            ``CourseCfg.debug_vis`` is True, else None.
     """
 
     def __init__(self, env, cfg: CourseCfg, name: str = "course"):
@@ -214,6 +216,12 @@ class EnvCourse:
         self.stale = False
         self.steps = 0
         self.relocalizations = 0
+        # debug markers (CourseCfg.debug_vis): drawn from a host-side render callback, nothing per step
+        self.debug_vis = None
+        if cfg.debug_vis:
+            from track_gen_isaac.debug_vis import CourseDebugVis
+
+            self.debug_vis = CourseDebugVis(env, self)
 
     # -- access ---------------------------------------------------------------------------------
     @property
