@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The main job: generate a batch of band tracks and gate courses on the default device (CPU
-# without a GPU), write a PNG contact sheet to out/, print the valid fraction and the time.
-# Extra arguments go to `python -m track_gen.demo` (see --help).
+# The main job: train TrackGen-Drone-Gates-v0 headless through Isaac Lab's rsl_rl entry point on the
+# default device (CPU without a GPU; about 10 minutes on 2 cores), then play the checkpoint for a
+# bounded number of steps and write a report (learning curve, trajectories, summary) into the run
+# folder logs/rsl_rl/<experiment>/<timestamp>/report. Flags: --task, --num_envs, --max_iterations,
+# --device, --seed; anything else goes to `isaaclab train` (e.g. agent.algorithm.learning_rate=3e-4).
+# `bash scripts/main.sh --help` lists them. The generation demo of the core is `python -m track_gen.demo`.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
-exec "$PY" -m track_gen.demo "$@"
+exec "$PY" -m track_gen_isaac.main_job "$@"

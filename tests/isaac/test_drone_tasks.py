@@ -1,0 +1,150 @@
+"""The registered drone-racing tasks: discovery through the ``isaaclab.tasks`` entry point, each task
+built and stepped in both runtimes (equal step for step), and the main job end to end (a 2-iteration
+``isaaclab train`` run, playback of its checkpoint, the report files)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+STEPS = 40
+
+
+def test_tasks_are_discoverable_through_the_isaaclab_entry_point():
+    import gymnasium as gym
+
+    eps = [e for e in entry_points(group="isaaclab.tasks") if e.value == "track_gen_isaac.tasks"]
+    assert eps, "run scripts/setup.sh: it registers the package's isaaclab.tasks entry point"
+    eps[0].load()
+    from track_gen_isaac.tasks import TASKS
+
+    for family in ("Gates", "Track"):
+        for runtime in ("", "-Warp"):
+            for play in ("", "-Play"):
+                tid = f"TrackGen-Drone-{family}{runtime}{play}-v0"
+                assert tid in gym.registry and tid in TASKS
+                spec = gym.registry[tid]
+                assert spec.entry_point.endswith("ManagerBasedRLEnvWarp" if runtime else ":ManagerBasedRLEnv")
+                assert spec.kwargs["rsl_rl_cfg_entry_point"].endswith(f"drone_{family.lower()}_ppo")
+
+
+def test_runner_cfg_follows_the_toml_and_the_default_device(tmp_path, monkeypatch):
+    from track_gen_isaac.tasks import agents
+
+    cfg = agents.drone_gates_ppo()
+    assert cfg.device == ("cuda:0" if torch.cuda.is_available() else "cpu")
+    assert cfg.experiment_name == "trackgen_drone_gates" and agents.drone_track_ppo().experiment_name.endswith("track")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[runner]\nnum_steps_per_env = 8\n[gates.runnr]\nx = 1\n')
+    with pytest.raises(ValueError, match="runnr"):
+        agents.load_ppo("gates", bad)
+    with pytest.raises(KeyError, match="track"):
+        agents.load_ppo("track", bad)
+    with pytest.raises(FileNotFoundError):
+        agents.load_ppo("gates", tmp_path / "missing.toml")
+
+
+def _run(task: str, num_envs: int = 8):
+    """Build ``task`` from the registry, step it with a seeded random action sequence, close it."""
+    import gymnasium as gym
+    from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
+
+    import track_gen_isaac.tasks  # noqa: F401
+
+    cfg = load_cfg_from_registry(task, "env_cfg_entry_point")
+    cfg.scene.num_envs = num_envs
+    cfg.sim.device = "cpu"
+    cfg.seed = 3
+    env = gym.make(task, cfg=cfg)
+    base = env.unwrapped
+    gen = torch.Generator().manual_seed(0)
+    obs, _ = env.reset()
+    out = {"obs0": obs["policy"].clone(), "pos": [], "rew": [], "done": []}
+    for _ in range(STEPS):
+        a = torch.rand(num_envs, 4, generator=gen) * 1.2 - 0.6
+        obs, rew, term, trunc, _ = env.step(a)
+        out["pos"].append((base.scene["robot"].data.root_pos_w.torch - base.scene.env_origins).clone())
+        out["rew"].append(torch.as_tensor(rew).clone())
+        out["done"].append((torch.as_tensor(term) | torch.as_tensor(trunc)).clone())
+    out["obs"] = obs["policy"].clone()
+    out["type"] = type(base).__name__
+    env.close()
+    return {k: torch.stack(v).numpy() if isinstance(v, list) else v for k, v in out.items()}
+
+
+@pytest.fixture(scope="module", params=["Gates", "Track"])
+def pair(request):
+    fam = request.param
+    return fam, _run(f"TrackGen-Drone-{fam}-v0"), _run(f"TrackGen-Drone-{fam}-Warp-v0")
+
+
+def test_each_task_builds_and_steps_in_both_runtimes(pair):
+    fam, stable, warp = pair
+    assert stable["type"] == "ManagerBasedRLEnv" and warp["type"] == "ManagerBasedRLEnvWarp"
+    dims = {"Gates": 14 + 30, "Track": 14 + 5 + 12}[fam]
+    for run in (stable, warp):
+        assert run["obs"].shape == (8, dims)
+        assert np.isfinite(run["obs"]).all() and np.isfinite(run["rew"]).all() and np.isfinite(run["pos"]).all()
+    assert stable["done"].any(), "random actions for 0.8 s should end some episodes (resets exercised)"
+
+
+def test_both_runtimes_fly_the_same(pair):
+    _, stable, warp = pair
+    np.testing.assert_array_equal(stable["done"], warp["done"])
+    np.testing.assert_allclose(warp["pos"], stable["pos"], atol=1e-4)
+    np.testing.assert_allclose(warp["rew"], stable["rew"], atol=1e-4, rtol=1e-4)
+    np.testing.assert_allclose(warp["obs"], stable["obs"], atol=1e-3, rtol=1e-3)
+
+
+@pytest.mark.parametrize("task", ["TrackGen-Drone-Gates-Play-v0", "TrackGen-Drone-Track-Play-v0"])
+def test_play_variants_start_every_episode_at_the_course_start(task):
+    from track_gen_isaac.env_course import get_course
+
+    import gymnasium as gym
+    from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
+
+    cfg = load_cfg_from_registry(task, "env_cfg_entry_point")
+    assert cfg.course.debug_vis and cfg.episode_length_s == 30.0
+    cfg.scene.num_envs = 4
+    cfg.sim.device = "cpu"
+    env = gym.make(task, cfg=cfg)
+    env.reset()
+    base = env.unwrapped
+    ec = get_course(base)
+    pos = (base.scene["robot"].data.root_pos_w.torch - base.scene.env_origins).numpy()
+    np.testing.assert_allclose(pos, ec.course.result.start_pos.numpy(), atol=1e-5)
+    env.close()
+
+
+def test_main_job_trains_plays_and_reports(tmp_path):
+    """`bash scripts/main.sh` in small: 2 iterations of `isaaclab train`, playback, report files."""
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    cmd = [sys.executable, "-m", "track_gen_isaac.main_job", "--num_envs", "32", "--max_iterations", "2",
+           "--device", "cpu", "--play_steps", "30", "--play_envs", "4"]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[train] iter ")]
+    assert [ln.split()[2] for ln in lines] == ["1/2", "2/2"], proc.stdout[-2000:]  # one line per iteration
+    runs = list((tmp_path / "logs" / "rsl_rl" / "trackgen_drone_gates").iterdir())
+    assert len(runs) == 1
+    run = runs[0]
+    assert sorted(p.name for p in run.glob("model_*.pt")), "no checkpoint written"
+    assert (run / "train.log").stat().st_size > 0 and list(run.glob("events.out.tfevents.*"))
+    rep = run / "report"
+    for name in ("learning_curve.png", "trajectories.png", "summary.json", "summary.md"):
+        assert (rep / name).stat().st_size > 0, name
+    summary = json.loads((rep / "summary.json").read_text())
+    assert summary["task"] == "TrackGen-Drone-Gates-Play-v0" and summary["checkpoint"].endswith(".pt")
+    assert summary["num_envs"] == 4 and summary["steps"] == 30
+    assert set(summary["baselines"]) == {"zero", "random"}
+    for key in ("gates_per_episode", "lap_rate", "crash_rate", "env_steps_per_s"):
+        assert key in summary

@@ -1,0 +1,154 @@
+"""The main job: train a drone racer headless with Isaac Lab's rsl_rl entry point, then report.
+
+``bash scripts/main.sh`` runs this module::
+
+    isaaclab train --rl_library rsl_rl --task TrackGen-Drone-Gates-v0 --device <default> ...
+    python -m track_gen_isaac.play --task TrackGen-Drone-Gates-Play-v0 --checkpoint <run folder>
+
+Flags are Isaac Lab's (``--task``, ``--num_envs``, ``--max_iterations``, ``--device``, ``--seed``;
+anything else, e.g. Hydra overrides ``agent.algorithm.learning_rate=3e-4``, goes to
+``isaaclab train`` unchanged). The run folder is ``logs/rsl_rl/<experiment>/<timestamp>``
+(checkpoints, tensorboard events, params, ``train.log``), the report goes to its ``report/``.
+One progress line per training iteration; the full rsl_rl output is in ``train.log``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+__all__ = ["main", "play_task_of", "default_device"]
+
+DEFAULT_TASK = "TrackGen-Drone-Gates-v0"
+#: main-job defaults, sized for about 10 minutes on 2 CPU cores (override with the flags)
+CPU_DEFAULTS = {"num_envs": 1024, "max_iterations": 300}
+GPU_DEFAULTS = {"num_envs": 4096, "max_iterations": 600}
+
+_FIELDS = {
+    "Mean reward": "reward",
+    "Mean episode length": "len",
+    "Episode_Reward/gate": "gate",
+    "Episode_Reward/checkpoint": "gate",
+    "Steps per second": "sps",
+    "ETA": "eta",
+}
+_ITER = re.compile(r"Learning iteration\s+(\d+)/(\d+)")
+_KV = re.compile(r"^\s*([A-Za-z_/ ]+?):\s+(\S+)")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def default_device() -> str:
+    """cuda:0 when torch sees a GPU, else cpu."""
+    import torch
+
+    return "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
+def play_task_of(task: str) -> str:
+    """The ``-Play-`` variant of a task id (unchanged if it is one already)."""
+    if "-Play-" in task:
+        return task
+    head, sep, ver = task.rpartition("-v")
+    if not sep:
+        raise ValueError(f"task id {task!r}: expected '<name>-v<version>'")
+    return f"{head}-Play-v{ver}"
+
+
+def _progress(line: str, state: dict) -> str | None:
+    """Fold rsl_rl's per-iteration block into one line (returned when the block ends)."""
+    line = _ANSI.sub("", line)
+    m = _ITER.search(line)
+    if m:
+        state.clear()
+        state["it"], state["of"] = int(m.group(1)), int(m.group(2))
+        return None
+    m = _KV.match(line)
+    if m and "it" in state and m.group(1).strip() in _FIELDS:
+        state[_FIELDS[m.group(1).strip()]] = m.group(2)
+        if m.group(1).strip() == "ETA":
+            parts = [f"iter {state['it'] + 1}/{state['of']}", f"reward {state.get('reward', '-')}",
+                     f"episode {state.get('len', '-')} steps", f"gate term {state.get('gate', '-')}",
+                     f"{state.get('sps', '-')} steps/s", f"ETA {state['eta']}"]
+            return " | ".join(parts)
+    return None
+
+
+def _run_train(cmd: list[str], log_path: Path) -> int:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    state: dict = {}
+    with open(log_path, "w") as log, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                                      text=True, bufsize=1) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.write(line)
+            msg = _progress(line, state)
+            if msg:
+                print(f"[train] {msg}", flush=True)
+            elif line.startswith(("Traceback", "Error", "[ERROR]")) or "Error:" in line:
+                print(line, end="", flush=True)
+        return proc.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="bash scripts/main.sh", description=__doc__.split("\n\n")[0],
+                                 epilog="Unknown arguments are passed to `isaaclab train` (e.g. Hydra overrides).")
+    ap.add_argument("--task", default=DEFAULT_TASK)
+    ap.add_argument("--num_envs", type=int, default=None)
+    ap.add_argument("--max_iterations", type=int, default=None)
+    ap.add_argument("--device", default=None, help="default: cuda:0 when a GPU is visible, else cpu")
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--play_steps", type=int, default=750, help="playback length [env steps] (750 = 15 s)")
+    ap.add_argument("--play_envs", type=int, default=16)
+    ap.add_argument("--skip_train", metavar="RUN_DIR", default=None, help="only play and report an existing run")
+    args, extra = ap.parse_known_args(argv)
+
+    device = args.device or default_device()
+    defaults = GPU_DEFAULTS if device.startswith("cuda") else CPU_DEFAULTS
+    num_envs = args.num_envs or defaults["num_envs"]
+    iters = args.max_iterations or defaults["max_iterations"]
+
+    if args.skip_train:
+        run_dir = Path(args.skip_train)
+    else:
+        exe = shutil.which("isaaclab") or str(Path(sys.executable).with_name("isaaclab"))
+        stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+        # the runner's own device must follow the sim's (`--device` only moves the sim)
+        cmd = [exe, "train", "--rl_library", "rsl_rl", "--task", args.task, "--num_envs", str(num_envs),
+               "--max_iterations", str(iters), "--device", device, "--seed", str(args.seed),
+               "--run_timestamp", stamp, *extra, f"agent.device={device}"]
+        print(f"[main] {' '.join(cmd[1:])}", flush=True)
+        print(f"[main] training {args.task}: {num_envs} envs x {iters} iterations on {device}", flush=True)
+        tmp_log = Path("logs") / f"train_{stamp}.log"
+        t0 = time.perf_counter()
+        rc = _run_train(cmd, tmp_log)
+        runs = sorted(Path("logs", "rsl_rl").glob(f"*/{stamp}*"))
+        if rc != 0 or not runs:
+            print(f"[main] training failed (exit {rc}); full log: {tmp_log}", file=sys.stderr, flush=True)
+            return rc or 1
+        run_dir = runs[-1]
+        shutil.move(str(tmp_log), run_dir / "train.log")
+        print(f"[main] trained in {time.perf_counter() - t0:.0f} s: {run_dir}", flush=True)
+
+    from track_gen_isaac.play import play
+
+    stats = play(play_task_of(args.task), run_dir, num_envs=args.play_envs, steps=args.play_steps, device=device,
+                 seed=args.seed, out=run_dir / "report")
+    base = stats["baselines"]
+    print(f"[main] report: {run_dir / 'report'}", flush=True)
+    print(f"[main] gates per episode: policy {stats['gates_per_episode']:.2f} | zero action "
+          f"{base.get('zero', {}).get('gates_per_episode', float('nan')):.2f} | random "
+          f"{base.get('random', {}).get('gates_per_episode', float('nan')):.2f}; lap rate {stats['lap_rate']:.2f}, "
+          f"crash rate {stats['crash_rate']:.2f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())
