@@ -28,7 +28,7 @@ __all__ = ["main", "play_task_of", "default_device"]
 
 DEFAULT_TASK = "TrackGen-Drone-Gates-v0"
 #: main-job defaults, sized for about 10 minutes on 2 CPU cores (override with the flags)
-CPU_DEFAULTS = {"num_envs": 1024, "max_iterations": 300}
+CPU_DEFAULTS = {"num_envs": 1024, "max_iterations": 500}
 GPU_DEFAULTS = {"num_envs": 4096, "max_iterations": 600}
 
 _FIELDS = {

@@ -19,6 +19,8 @@ term other than ``time_out`` and ``laps``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import sys
 import time
@@ -164,7 +166,8 @@ def play(task: str, checkpoint: str | Path | None, *, num_envs: int | None = Non
     results = {}
     try:
         if ckpt is not None:
-            runner = create_rsl_rl_runner(env, agent_cfg)
+            with contextlib.redirect_stdout(io.StringIO()):  # the runner prints its networks
+                runner = create_rsl_rl_runner(env, agent_cfg)
             runner.load(str(ckpt), map_location=dev)
             policy = runner.get_inference_policy(device=dev)
             print(f"[track_gen] playing {ckpt} on {task}: {E} envs x {steps} steps", flush=True)

@@ -31,7 +31,7 @@ from track_gen_isaac.course_cfg import CourseCfg
 from track_gen_isaac.mdp.quadrotor import QuadrotorActionCfg
 from track_gen_isaac.quadrotor import CRAZYFLIE, quadrotor_asset_cfg
 
-__all__ = ["DroneGatesEnvCfg", "DroneGatesEnvCfg_PLAY", "DroneTrackEnvCfg", "DroneTrackEnvCfg_PLAY"]
+__all__ = ["DroneRacingEnvCfg", "DroneGatesEnvCfg", "DroneGatesEnvCfg_PLAY", "DroneTrackEnvCfg", "DroneTrackEnvCfg_PLAY"]
 
 _HALF = (0.5 * CRAZYFLIE.size[0], 0.5 * CRAZYFLIE.size[1])  # the body box seen by the course's collision
 _HALF_HEIGHT = 0.5 * CRAZYFLIE.size[2]
@@ -101,12 +101,32 @@ def _sim(cfg: ManagerBasedRLEnvCfg) -> None:
 
 
 @configclass
-class DroneGatesEnvCfg(ManagerBasedRLEnvCfg):
-    """Race through a loop of gates (frame collision ends the episode); start at a random gate."""
+class DroneRacingEnvCfg(ManagerBasedRLEnvCfg):
+    """What every drone-racing task shares: the quadrotor scene and action, 15 s episodes, the sim.
+    A task adds its course, observations, rewards, terminations and events."""
 
     scene: DroneSceneCfg = DroneSceneCfg(num_envs=1024, env_spacing=25.0)
-    observations: GatesObsCfg = GatesObsCfg()
     actions: DroneActionsCfg = DroneActionsCfg()
+
+    def __post_init__(self):
+        self.episode_length_s = 15.0
+        _sim(self)
+
+
+def _to_play(cfg: DroneRacingEnvCfg) -> None:
+    """The ``-Play`` variant of a task cfg: 16 envs, 30 s episodes, every episode from the course
+    start, course markers on (drawn only when a visualizer runs)."""
+    cfg.scene.num_envs = 16
+    cfg.episode_length_s = 30.0
+    cfg.events.place = EventTerm(func=mdp.place_at_course_start, mode="reset")
+    cfg.course.debug_vis = True
+
+
+@configclass
+class DroneGatesEnvCfg(DroneRacingEnvCfg):
+    """Race through a loop of gates (frame collision ends the episode); start at a random gate."""
+
+    observations: GatesObsCfg = GatesObsCfg()
     rewards: GatesRewardsCfg = GatesRewardsCfg()
     terminations: GatesTerminationsCfg = GatesTerminationsCfg()
     events: GatesEventsCfg = GatesEventsCfg()
@@ -115,10 +135,6 @@ class DroneGatesEnvCfg(ManagerBasedRLEnvCfg):
         collision="frame", half_extents=_HALF, half_height=_HALF_HEIGHT,
     )
 
-    def __post_init__(self):
-        self.episode_length_s = 15.0
-        _sim(self)
-
 
 @configclass
 class DroneGatesEnvCfg_PLAY(DroneGatesEnvCfg):
@@ -126,10 +142,7 @@ class DroneGatesEnvCfg_PLAY(DroneGatesEnvCfg):
 
     def __post_init__(self):
         super().__post_init__()
-        self.scene.num_envs = 16
-        self.episode_length_s = 30.0
-        self.events.place = EventTerm(func=mdp.place_at_course_start, mode="reset")
-        self.course.debug_vis = True
+        _to_play(self)
 
 
 # ------------------------------------------------------------------------------------------ track
@@ -171,12 +184,10 @@ class TrackEventsCfg:
 
 
 @configclass
-class DroneTrackEnvCfg(ManagerBasedRLEnvCfg):
+class DroneTrackEnvCfg(DroneRacingEnvCfg):
     """Fly along an elevated band track (3D centerline, 0.8 m wide); leaving the band ends the episode."""
 
-    scene: DroneSceneCfg = DroneSceneCfg(num_envs=1024, env_spacing=25.0)
     observations: TrackObsCfg = TrackObsCfg()
-    actions: DroneActionsCfg = DroneActionsCfg()
     rewards: TrackRewardsCfg = TrackRewardsCfg()
     terminations: TrackTerminationsCfg = TrackTerminationsCfg()
     events: TrackEventsCfg = TrackEventsCfg()
@@ -186,10 +197,6 @@ class DroneTrackEnvCfg(ManagerBasedRLEnvCfg):
         localize_window=8,
     )
 
-    def __post_init__(self):
-        self.episode_length_s = 15.0
-        _sim(self)
-
 
 @configclass
 class DroneTrackEnvCfg_PLAY(DroneTrackEnvCfg):
@@ -197,7 +204,4 @@ class DroneTrackEnvCfg_PLAY(DroneTrackEnvCfg):
 
     def __post_init__(self):
         super().__post_init__()
-        self.scene.num_envs = 16
-        self.episode_length_s = 30.0
-        self.events.place = EventTerm(func=mdp.place_at_course_start, mode="reset")
-        self.course.debug_vis = True
+        _to_play(self)
