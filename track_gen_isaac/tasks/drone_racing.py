@@ -67,7 +67,9 @@ class GatesRewardsCfg:
     progress = RewTerm(func=mdp.progress_delta, weight=50.0, params={"clip": 0.5})
     gate = RewTerm(func=mdp.checkpoint_passed, weight=250.0)
     lap = RewTerm(func=mdp.lap_completed, weight=500.0)
-    crash = RewTerm(func=imdp.is_terminated, weight=-250.0)
+    # a failure ends the episode (finishing the laps or the time limit does not count)
+    crash = RewTerm(func=imdp.is_terminated_term, weight=-250.0,
+                    params={"term_keys": ["crash", "missed", "off_course", "altitude"]})
     rates = RewTerm(func=mdp.body_rate_l2, weight=-0.05)
 
 
@@ -164,7 +166,7 @@ class TrackRewardsCfg:
     progress = RewTerm(func=mdp.progress_delta, weight=50.0, params={"clip": 0.5})
     checkpoint = RewTerm(func=mdp.checkpoint_passed, weight=25.0)
     lap = RewTerm(func=mdp.lap_completed, weight=500.0)
-    crash = RewTerm(func=imdp.is_terminated, weight=-250.0)
+    crash = RewTerm(func=imdp.is_terminated_term, weight=-250.0, params={"term_keys": ["off_track", "altitude"]})
     wall = RewTerm(func=mdp.collision_penalty, weight=-100.0, params={"depth": True})
     rates = RewTerm(func=mdp.body_rate_l2, weight=-0.05)
 
