@@ -135,11 +135,17 @@ def quad_command_kernel(
     weight: float,
     thrust_range: float,
     max_rates: wp.vec3f,
+    direct: int,
+    f_max: float,
     raw: wp.array(dtype=wp.float32, ndim=2),
     thrust_cmd: wp.array(dtype=wp.float32),
     rate_cmd: wp.array(dtype=wp.vec3f),
+    rotor_cmd: wp.array(dtype=wp.vec4f),
 ):
-    """Policy action in [-1, 1]^4 (clipped; NaN counts as 0) -> collective thrust [N] and body rates [rad/s]."""
+    """Policy action in [-1, 1]^4 (clipped; NaN counts as 0) -> commands.
+
+    ``direct == 0`` (rates): collective thrust [N] and body rates [rad/s]. ``direct == 1``
+    (motors): each rotor's thrust, piecewise linear with 0 -> hover, -1 -> 0, +1 -> ``f_max``."""
     i = wp.tid()
     a = wp.vec4f()
     for j in range(4):
@@ -149,8 +155,20 @@ def quad_command_kernel(
         v = wp.clamp(v, -1.0, 1.0)
         raw[i, j] = v
         a[j] = v
-    thrust_cmd[i] = weight * (1.0 + thrust_range * a[0])
-    rate_cmd[i] = wp.vec3f(a[1] * max_rates[0], a[2] * max_rates[1], a[3] * max_rates[2])
+    if direct != 0:
+        h = 0.25 * weight
+        f = wp.vec4f()
+        for j in range(4):
+            if a[j] < 0.0:
+                f[j] = h * (1.0 + a[j])
+            else:
+                f[j] = h + a[j] * (f_max - h)
+        rotor_cmd[i] = f
+        thrust_cmd[i] = f[0] + f[1] + f[2] + f[3]
+        rate_cmd[i] = wp.vec3f(0.0, 0.0, 0.0)
+    else:
+        thrust_cmd[i] = weight * (1.0 + thrust_range * a[0])
+        rate_cmd[i] = wp.vec3f(a[1] * max_rates[0], a[2] * max_rates[1], a[3] * max_rates[2])
 
 
 @wp.func
@@ -178,21 +196,26 @@ def quad_motor_kernel(
     c: float,
     f_max: float,
     alpha: float,
+    direct: int,
+    rotor_cmd: wp.array(dtype=wp.vec4f),
     rotor: wp.array(dtype=wp.vec4f),
     force: wp.array(dtype=wp.vec3f, ndim=2),
     torque: wp.array(dtype=wp.vec3f, ndim=2),
 ):
-    """One physics substep of the rotors: rate controller -> mixer -> motor limits -> motor lag -> wrench.
+    """One physics substep of the rotors: rate controller -> mixer (or, ``direct``, the commanded
+    rotor thrusts) -> motor limits -> motor lag -> wrench.
 
     ``d`` = arm length / sqrt(2) (the rotors' offset along each body axis), ``c`` = yaw moment
     per newton. ``force`` / ``torque`` are the composer's [E, 1] body-frame buffers."""
     i = wp.tid()
-    q = quat[i]
-    w_world = wp.spatial_bottom(vel[i])  # [lin, ang]: the angular part
-    w = wp.quat_rotate_inv(q, w_world)
-    jw = wp.cw_mul(inertia, w)
-    tau = wp.cw_mul(inertia, wp.cw_mul(gains, rate_cmd[i] - w)) + wp.cross(w, jw)
-    f = _mix(thrust_cmd[i], tau[0], tau[1], tau[2], d, c)
+    f = rotor_cmd[i]
+    if direct == 0:
+        q = quat[i]
+        w_world = wp.spatial_bottom(vel[i])  # [lin, ang]: the angular part
+        w = wp.quat_rotate_inv(q, w_world)
+        jw = wp.cw_mul(inertia, w)
+        tau = wp.cw_mul(inertia, wp.cw_mul(gains, rate_cmd[i] - w)) + wp.cross(w, jw)
+        f = _mix(thrust_cmd[i], tau[0], tau[1], tau[2], d, c)
     r = rotor[i]
     for j in range(4):
         fj = wp.clamp(f[j], 0.0, f_max)
@@ -209,12 +232,14 @@ def quad_motor_kernel(
 
 @wp.kernel
 def quad_reset_kernel(mask: wp.array(dtype=wp.bool), hover: float, rotor: wp.array(dtype=wp.vec4f),
+                      rotor_cmd: wp.array(dtype=wp.vec4f),
                       thrust_cmd: wp.array(dtype=wp.float32), rate_cmd: wp.array(dtype=wp.vec3f),
                       raw: wp.array(dtype=wp.float32, ndim=2)):
     """Masked envs: rotors at hover thrust, hover command, zero rates and actions."""
     i = wp.tid()
     if mask[i]:
         rotor[i] = wp.vec4f(hover, hover, hover, hover)
+        rotor_cmd[i] = wp.vec4f(hover, hover, hover, hover)
         thrust_cmd[i] = 4.0 * hover
         rate_cmd[i] = wp.vec3f(0.0, 0.0, 0.0)
         for j in range(4):
@@ -271,14 +296,22 @@ def altitude_out_kernel(pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp
 class QuadrotorDynamics:
     """The rotor state and command buffers of ``num_envs`` quadrotors, and the launches that drive them.
 
+    ``command``: ``"rates"`` (collective thrust + body rates through the rate controller) or
+    ``"motors"`` (each rotor's thrust directly; no controller).
+
     ``command(actions, offset)`` once per env step (policy rate); ``substep(quat, vel, force,
     torque)`` once per physics substep; ``reset(mask)`` on reset. All buffers are allocated here,
     once, so every call is a fixed list of launches (recordable into a graph)."""
 
-    def __init__(self, model: QuadrotorModel, num_envs: int, device, physics_dt: float):
+    COMMANDS = ("rates", "motors")
+
+    def __init__(self, model: QuadrotorModel, num_envs: int, device, physics_dt: float, command: str = "rates"):
         if not (isinstance(physics_dt, (int, float)) and physics_dt > 0):
             raise ValueError(f"physics_dt: expected > 0 [s], got {physics_dt!r}")
+        if command not in self.COMMANDS:
+            raise ValueError(f"command: expected one of {self.COMMANDS}, got {command!r}")
         self.model = model
+        self.direct = int(command == "motors")
         self.num_envs = int(num_envs)
         self.device = device
         self.alpha = float(model.motor_alpha(float(physics_dt)))
@@ -289,23 +322,25 @@ class QuadrotorDynamics:
         self.rate_cmd = wp.zeros(E, dtype=wp.vec3f, device=device)
         h = self.hover_rotor
         self.rotor = wp.full(E, wp.vec4f(h, h, h, h), dtype=wp.vec4f, device=device)
+        self.rotor_cmd = wp.full(E, wp.vec4f(h, h, h, h), dtype=wp.vec4f, device=device)
         self.all_mask = wp.ones(E, dtype=wp.bool, device=device)
 
     def command(self, actions: wp.array, offset: int = 0) -> None:
         m = self.model
         wp.launch(quad_command_kernel, dim=self.num_envs,
-                  inputs=[actions, int(offset), float(m.weight), float(m.thrust_range), wp.vec3f(*m.max_rates)],
-                  outputs=[self.raw, self.thrust_cmd, self.rate_cmd], device=self.device)
+                  inputs=[actions, int(offset), float(m.weight), float(m.thrust_range), wp.vec3f(*m.max_rates),
+                          self.direct, float(m.max_rotor_thrust)],
+                  outputs=[self.raw, self.thrust_cmd, self.rate_cmd, self.rotor_cmd], device=self.device)
 
     def substep(self, quat: wp.array, vel: wp.array, force: wp.array, torque: wp.array) -> None:
         m = self.model
         wp.launch(quad_motor_kernel, dim=self.num_envs,
                   inputs=[self.thrust_cmd, self.rate_cmd, quat, vel, wp.vec3f(*m.inertia), wp.vec3f(*m.rate_gains),
                           float(m.arm_length / math.sqrt(2.0)), float(m.yaw_moment_coef),
-                          float(m.max_rotor_thrust), self.alpha],
+                          float(m.max_rotor_thrust), self.alpha, self.direct, self.rotor_cmd],
                   outputs=[self.rotor, force, torque], device=self.device)
 
     def reset(self, mask: wp.array | None = None) -> None:
         wp.launch(quad_reset_kernel, dim=self.num_envs,
                   inputs=[self.all_mask if mask is None else mask, float(self.hover_rotor)],
-                  outputs=[self.rotor, self.thrust_cmd, self.rate_cmd, self.raw], device=self.device)
+                  outputs=[self.rotor, self.rotor_cmd, self.thrust_cmd, self.rate_cmd, self.raw], device=self.device)

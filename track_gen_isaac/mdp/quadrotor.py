@@ -55,7 +55,10 @@ def setup_quadrotor(term, cfg, env) -> QuadrotorDynamics:
     if getattr(asset, "num_bodies", 1) != 1:
         raise ValueError(f"QuadrotorAction: asset {cfg.asset_name!r} has {asset.num_bodies} bodies; "
                          f"the quadrotor is one rigid body (see track_gen_isaac.quadrotor.quadrotor_asset_cfg)")
-    dyn = QuadrotorDynamics(model, env.num_envs, env.device, env.physics_dt)
+    command = getattr(cfg, "command", "rates")
+    if command not in QuadrotorDynamics.COMMANDS:
+        raise ValueError(f"QuadrotorActionCfg.command: expected one of {QuadrotorDynamics.COMMANDS}, got {command!r}")
+    dyn = QuadrotorDynamics(model, env.num_envs, env.device, env.physics_dt, command=command)
     ids = torch.arange(env.num_envs, device=env.device, dtype=torch.int32)
     ixx, iyy, izz = (float(x) for x in model.inertia)
     inertia = torch.tensor([ixx, 0.0, 0.0, 0.0, iyy, 0.0, 0.0, 0.0, izz], device=env.device)
@@ -65,15 +68,18 @@ def setup_quadrotor(term, cfg, env) -> QuadrotorDynamics:
 
 
 class QuadrotorAction(ActionTerm):
-    """Collective thrust + body-rate commands for a rigid-body quadrotor.
+    """Collective thrust + body-rate commands (or direct rotor thrusts) for a rigid-body quadrotor.
 
-    Action ``a`` in [-1, 1]^4 (clipped; non-finite values count as 0): collective thrust
-    ``m g (1 + thrust_range a0)`` [N], body rates ``a[1:] * max_rates`` [rad/s] (roll, pitch,
-    yaw). Every physics substep: a proportional rate loop (``J (K (w_cmd - w)) + w x J w``),
-    an X mixer to four rotor thrusts, each clipped to ``[0, thrust_to_weight m g / 4]`` and
-    lagging its command with ``motor_time_constant``; the lagged thrusts' wrench is *set* on the
-    asset's permanent wrench composer (body frame, at the COM). Action 0 hovers. Reset: the
-    reset envs' rotors at hover thrust.
+    Action ``a`` in [-1, 1]^4 (clipped; non-finite values count as 0). ``command="rates"``:
+    collective thrust ``m g (1 + thrust_range a0)`` [N], body rates ``a[1:] * max_rates`` [rad/s]
+    (roll, pitch, yaw); every physics substep a proportional rate loop
+    (``J (K (w_cmd - w)) + w x J w``) and an X mixer turn them into four rotor thrusts.
+    ``command="motors"``: ``a`` are the four rotor thrusts directly (0 -> hover, -1 -> 0,
+    +1 -> the rotor limit; rotors 0 front-right, 1 back-right, 2 back-left, 3 front-left).
+    Either way each rotor is clipped to ``[0, thrust_to_weight m g / 4]`` and lags its command
+    with ``motor_time_constant``; the lagged thrusts' wrench is *set* on the asset's permanent
+    wrench composer (body frame, at the COM). Action 0 hovers. Reset: the reset envs' rotors at
+    hover thrust.
 
     The term owns the asset's permanent composer (it overwrites it every substep); add
     disturbances on the instantaneous composer. On construction it writes the model's mass and
@@ -102,7 +108,10 @@ class QuadrotorAction(ActionTerm):
 
     @property
     def processed_actions(self) -> torch.Tensor:
-        """[E, 4]: commanded collective thrust [N] and body rates [rad/s]."""
+        """[E, 4]: commanded collective thrust [N] and body rates [rad/s] (``"rates"``), or the
+        commanded rotor thrusts [N] (``"motors"``)."""
+        if self.dyn.direct:
+            return wp.to_torch(self.dyn.rotor_cmd)
         return torch.cat([wp.to_torch(self.dyn.thrust_cmd)[:, None], wp.to_torch(self.dyn.rate_cmd)], dim=1)
 
     @property
@@ -136,6 +145,8 @@ class QuadrotorActionCfg(ActionTermCfg):
     asset_name: str = "robot"
     model: QuadrotorModel = CRAZYFLIE
     """Mass, inertia, arm, motor limits and lag, rate limits and gains (Crazyflie 2.x by default)."""
+    command: str = "rates"
+    """``"rates"``: collective thrust + body rates (rate controller); ``"motors"``: rotor thrusts."""
 
 
 def _action_term(env, action_name: str):
