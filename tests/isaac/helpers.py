@@ -154,3 +154,12 @@ def run_schedule(env, steps: int):
         out.append(rec)
         sched.done(rec["term"] | rec["trunc"])
     return out
+
+
+def rotate_inv(q, v) -> np.ndarray:
+    """``v`` rotated by the inverse of the xyzw quaternion ``q`` (float64): world -> body frame."""
+    x, y, z, w = np.asarray(q, np.float64) / np.linalg.norm(q)
+    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    return R.T @ np.asarray(v, np.float64)

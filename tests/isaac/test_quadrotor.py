@@ -14,16 +14,9 @@ from hypothesis import strategies as st
 
 from track_gen_isaac.quadrotor import CRAZYFLIE, GRAVITY, QuadrotorDynamics, QuadrotorModel
 
+from .helpers import rotate_inv
+
 # ------------------------------------------------------------------------------ numpy reference
-
-
-def _rot_inv(q, v):
-    """Rotate v by the inverse of the xyzw quaternion q (float64)."""
-    x, y, z, w = q / np.linalg.norm(q)
-    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-    return R.T @ v
 
 
 def reference_step(model: QuadrotorModel, action, rotor, quat, w_world, dt, command="rates"):
@@ -33,7 +26,7 @@ def reference_step(model: QuadrotorModel, action, rotor, quat, w_world, dt, comm
     T = model.weight * (1 + model.thrust_range * a[0])
     w_cmd = a[1:] * np.asarray(model.max_rates)
     J = np.asarray(model.inertia, np.float64)
-    w = _rot_inv(np.asarray(quat, np.float64), np.asarray(w_world, np.float64))
+    w = rotate_inv(np.asarray(quat, np.float64), np.asarray(w_world, np.float64))
     tau = J * (np.asarray(model.rate_gains) * (w_cmd - w)) + np.cross(w, J * w)
     d = model.arm_length / math.sqrt(2)
     c = model.yaw_moment_coef
@@ -147,7 +140,7 @@ def env():
 def _state(env):
     d = env.scene["robot"].data
     q = d.root_quat_w.torch.cpu().numpy().astype(np.float64)
-    w = np.stack([_rot_inv(q[i], d.root_ang_vel_w.torch[i].cpu().numpy()) for i in range(env.num_envs)])
+    w = np.stack([rotate_inv(q[i], d.root_ang_vel_w.torch[i].cpu().numpy()) for i in range(env.num_envs)])
     return d.root_pos_w.torch.cpu().numpy().copy(), d.root_lin_vel_w.torch.cpu().numpy().copy(), w
 
 

@@ -10,6 +10,8 @@ import torch
 
 from track_gen_isaac.quadrotor import CRAZYFLIE
 
+from .helpers import rotate_inv
+
 
 def _cfg(command):
     import isaaclab.envs.mdp as imdp
@@ -31,15 +33,6 @@ def _cfg(command):
     cfg.terminations = OnlyTimeOut()
     cfg.rewards.crash = None  # it reads the failure terminations removed above
     return cfg
-
-
-def _body(q, v):
-    """v (world) in the body frame of the xyzw quaternion q."""
-    x, y, z, w = q / np.linalg.norm(q)
-    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-    return R.T @ v
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +65,7 @@ def test_left_rotors_up_roll_the_body_right(env):
     env.step(a)
     env.step(a)
     d = env.scene["robot"].data
-    w = np.stack([_body(d.root_quat_w.torch[i].numpy(), d.root_ang_vel_w.torch[i].numpy()) for i in range(2)])
+    w = np.stack([rotate_inv(d.root_quat_w.torch[i].numpy(), d.root_ang_vel_w.torch[i].numpy()) for i in range(2)])
     assert w[0, 0] > 0.05 and w[1, 0] < -0.05
     np.testing.assert_allclose(w[:, 1:], 0.0, atol=1e-3)
     np.testing.assert_allclose(w[0, 0], -w[1, 0], rtol=1e-3)
