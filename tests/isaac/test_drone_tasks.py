@@ -105,12 +105,15 @@ def test_both_runtimes_fly_the_same(pair):
     np.testing.assert_allclose(warp["obs"], stable["obs"], atol=1e-3, rtol=1e-3)
 
 
-@pytest.mark.parametrize("task", ["TrackGen-Drone-Gates-Play-v0", "TrackGen-Drone-Track-Play-v0"])
+@pytest.mark.parametrize("task", ["TrackGen-Drone-Gates-Play-v0", "TrackGen-Drone-Track-Play-v0",
+                                  "TrackGen-Drone-Gates-Warp-Play-v0", "TrackGen-Drone-Track-Warp-Play-v0"])
 def test_play_variants_start_every_episode_at_the_course_start(task):
     from track_gen_isaac.env_course import get_course
 
     import gymnasium as gym
     from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
+
+    import track_gen_isaac.tasks  # noqa: F401
 
     cfg = load_cfg_from_registry(task, "env_cfg_entry_point")
     assert cfg.course.debug_vis and cfg.episode_length_s == 30.0
@@ -122,6 +125,9 @@ def test_play_variants_start_every_episode_at_the_course_start(task):
     ec = get_course(base)
     pos = (base.scene["robot"].data.root_pos_w.torch - base.scene.env_origins).numpy()
     np.testing.assert_allclose(pos, ec.course.result.start_pos.numpy(), atol=1e-5)
+    for _ in range(3):  # and it steps (hovering: a zero action)
+        obs, rew, *_ = env.step(torch.zeros(4, 4))
+    assert np.isfinite(obs["policy"].numpy()).all() and np.isfinite(np.asarray(rew)).all()
     env.close()
 
 
