@@ -39,6 +39,8 @@ _FIELDS = {
     "Steps per second": "sps",
     "ETA": "eta",
 }
+#: the reward terms that count passes (gates / checkpoints), by the rsl_rl log key
+_PASS_TERMS = {"Episode_Reward/gate": "gate", "Episode_Reward/checkpoint": "checkpoint"}
 _ITER = re.compile(r"Learning iteration\s+(\d+)/(\d+)")
 _KV = re.compile(r"^\s*([A-Za-z_/ ]+?):\s+(\S+)")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -61,8 +63,10 @@ def play_task_of(task: str) -> str:
     return f"{head}-Play-v{ver}"
 
 
-def _progress(line: str, state: dict) -> str | None:
-    """Fold rsl_rl's per-iteration block into one line (returned when the block ends)."""
+def _progress(line: str, state: dict, scale=None) -> str | None:
+    """Fold rsl_rl's per-iteration block into one line (returned when the block ends).
+    ``scale(term)``: the factor from a pass-counting reward term's log value to passes per
+    episode (:func:`track_gen_isaac.report.term_count_scale`), or None when not known yet."""
     line = _ANSI.sub("", line)
     m = _ITER.search(line)
     if m:
@@ -70,25 +74,50 @@ def _progress(line: str, state: dict) -> str | None:
         state["it"], state["of"] = int(m.group(1)), int(m.group(2))
         return None
     m = _KV.match(line)
-    if m and "it" in state and m.group(1).strip() in _FIELDS:
-        state[_FIELDS[m.group(1).strip()]] = m.group(2)
-        if m.group(1).strip() == "ETA":
+    key = m.group(1).strip() if m else None
+    if m and "it" in state and key in _FIELDS:
+        state[_FIELDS[key]] = m.group(2)
+        if key in _PASS_TERMS:
+            state["term"] = _PASS_TERMS[key]
+        if key == "ETA":
+            passes = "-"
+            k = scale(state["term"]) if scale is not None and "term" in state else None
+            if k is not None:
+                try:
+                    passes = f"{float(state['gate']) * k:.1f}"
+                except ValueError:
+                    pass
+            what = "gates" if state.get("term") == "gate" else "checkpoints"
             parts = [f"iter {state['it'] + 1}/{state['of']}", f"reward {state.get('reward', '-')}",
-                     f"episode {state.get('len', '-')} steps", f"gate term {state.get('gate', '-')}",
+                     f"episode {state.get('len', '-')} steps", f"{what}/episode {passes}",
                      f"{state.get('sps', '-')} steps/s", f"ETA {state['eta']}"]
             return " | ".join(parts)
     return None
 
 
-def _run_train(cmd: list[str], log_path: Path) -> int:
+def _run_train(cmd: list[str], log_path: Path, stamp: str = "") -> int:
+    from track_gen_isaac.report import term_count_scale
+
     log_path.parent.mkdir(parents=True, exist_ok=True)
     state: dict = {}
+    scales: dict = {}
+
+    def scale(term: str):
+        """Passes per episode per logged unit, from the run's params (written before iteration 1)."""
+        if term not in scales:
+            runs = sorted(Path("logs", "rsl_rl").glob(f"*/{stamp}*")) if stamp else []
+            value = term_count_scale(runs[-1], term) if runs else None
+            if value is None:
+                return None
+            scales[term] = value
+        return scales[term]
+
     with open(log_path, "w") as log, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                                       text=True, bufsize=1) as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
             log.write(line)
-            msg = _progress(line, state)
+            msg = _progress(line, state, scale)
             if msg:
                 print(f"[train] {msg}", flush=True)
             elif line.startswith(("Traceback", "Error", "[ERROR]")) or "Error:" in line:
@@ -127,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[main] training {args.task}: {num_envs} envs x {iters} iterations on {device}", flush=True)
         tmp_log = Path("logs") / f"train_{stamp}.log"
         t0 = time.perf_counter()
-        rc = _run_train(cmd, tmp_log)
+        rc = _run_train(cmd, tmp_log, stamp)
         runs = sorted(Path("logs", "rsl_rl").glob(f"*/{stamp}*"))
         if rc != 0 or not runs:
             print(f"[main] training failed (exit {rc}); full log: {tmp_log}", file=sys.stderr, flush=True)

@@ -151,6 +151,25 @@ def steps_per_iteration_from_params(run_dir: PathLike) -> int | None:
     return n if n > 0 else None
 
 
+def term_count_scale(run_dir: PathLike, term: str) -> float | None:
+    """What turns ``Episode_Reward/<term>`` into events per episode (e.g. gates passed) for a
+    reward term worth ``weight`` per event: Isaac Lab logs the episode sum divided by the
+    episode length in seconds, and each event adds ``weight * step_dt``, so the count is the
+    logged value x ``episode_length_s / (weight * sim.dt * decimation)`` (this scale). Read from
+    the run's ``params/env.yaml``; None when it or the term is missing or the weight is 0."""
+    import yaml
+
+    try:
+        with open(pathlib.Path(run_dir) / "params" / "env.yaml") as f:
+            env = yaml.load(f, Loader=_params_loader())
+        weight = float(env["rewards"][term]["weight"])
+        step_dt = float(env["sim"]["dt"]) * int(env["decimation"])
+        scale = float(env["episode_length_s"]) / (weight * step_dt)
+    except (OSError, KeyError, TypeError, ValueError, ZeroDivisionError, yaml.YAMLError):
+        return None
+    return scale if math.isfinite(scale) and scale > 0 else None
+
+
 # -- learning curve -----------------------------------------------------------------------------
 def _select(scalars: Mapping[str, Any], pattern: str) -> list[str]:
     """Tags matching ``pattern`` (fnmatch); wall-time series only when named exactly."""

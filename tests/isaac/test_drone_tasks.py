@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from importlib.metadata import entry_points
@@ -140,6 +141,7 @@ def test_main_job_trains_plays_and_reports(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[train] iter ")]
     assert [ln.split()[2] for ln in lines] == ["1/2", "2/2"], proc.stdout[-2000:]  # one line per iteration
+    assert all(re.search(r"gates/episode (-|\d+\.\d) \|", ln) for ln in lines), lines
     runs = list((tmp_path / "logs" / "rsl_rl" / "trackgen_drone_gates").iterdir())
     assert len(runs) == 1
     run = runs[0]

@@ -110,6 +110,19 @@ def test_read_scalars_clear_errors(tmp_path):
         report.read_scalars(tmp_path / "missing")
 
 
+def test_term_count_scale_turns_a_logged_reward_term_into_events_per_episode(tmp_path):
+    params = tmp_path / "params"
+    params.mkdir()
+    (params / "env.yaml").write_text(
+        "sim:\n  dt: 0.01\n  gravity: !!python/tuple\n  - 0.0\n  - 0.0\n  - -9.81\ndecimation: 2\n"
+        "episode_length_s: 15.0\nrewards:\n  gate:\n    weight: 250.0\n  off:\n    weight: 0.0\n")
+    # an episode with 4 gates logs 4 * 250 * 0.02 / 15 = 1.333...; the scale brings it back to 4
+    assert report.term_count_scale(tmp_path, "gate") * (4 * 250 * 0.02 / 15) == pytest.approx(4.0)
+    assert report.term_count_scale(tmp_path, "off") is None      # weight 0
+    assert report.term_count_scale(tmp_path, "missing") is None
+    assert report.term_count_scale(tmp_path / "nope", "gate") is None
+
+
 def test_steps_per_iteration_from_params(run_dir, tmp_path):
     assert report.steps_per_iteration_from_params(run_dir) == 24 * 64
     assert report.steps_per_iteration_from_params(tmp_path) is None
