@@ -17,6 +17,8 @@ from track_gen.errors import ResolutionWarning
 from track_gen.pipeline import presets
 from track_gen.tools.heightfield import HeightField, HeightFieldBake
 
+from .doubles import Killer as _Killer
+
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 E = 6
 TOL = 1e-4
@@ -33,25 +35,12 @@ def gates(E=E, seed=3, **kw):
     return tg.GateGenerator(presets.gates(E, "cpu", gate_width=kw.pop("gate_width", 1.0), **kw), seeds=seed)
 
 
-@wp.kernel
-def _kill(kill: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32)):
-    e = wp.tid()
-    if kill[e] != 0:
-        valid[e] = 0
-
-
-class Killer:
-    """A duck-typed generator: a real one whose envs in ``kill`` always come out invalid."""
+class Killer(_Killer):
+    """:class:`~tests.core.doubles.Killer` that also exposes the inner generator's parameters."""
 
     def __init__(self, inner, kill):
-        self.inner, self.family = inner, inner.family
-        self.result, self.layout, self.device = inner.result, inner.layout, inner.device
+        super().__init__(inner, kill)
         self.params, self.randomizers = inner.params, inner.randomizers
-        self.kill = wp.array(np.asarray(kill, np.int32), dtype=wp.int32, device=inner.device)
-
-    def enqueue(self, ctx=None, *, advance=False, mask=None):
-        self.inner.enqueue(ctx, advance=advance, mask=mask)
-        wp.launch(_kill, dim=self.layout.num_envs, inputs=[self.kill, self.result.valid], device=self.device)
 
 
 class Sizeless(Killer):

@@ -19,6 +19,8 @@ from track_gen.errors import CapacityWarning
 from track_gen.pipeline import presets
 from track_gen.tools.props import PARK_POSITION, Props, PropSet
 
+from .doubles import Killer
+
 E = 8
 PARK_Q = np.array([0.0, 0.0, 0.0, 1.0])
 
@@ -32,26 +34,6 @@ def track(num_envs=E, seed=1, **kw):
 
 def gates(num_envs=E, seed=1, **kw):
     return tg.GateGenerator(presets.gates(num_envs, "cpu", gate_width=kw.pop("gate_width", 1.0), **kw), seeds=seed)
-
-
-@wp.kernel
-def _kill(kill: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32)):
-    e = wp.tid()
-    if kill[e] != 0:
-        valid[e] = 0
-
-
-class Killer:
-    """A duck-typed generator: a real one whose envs in ``kill`` always come out invalid."""
-
-    def __init__(self, inner, kill):
-        self.inner, self.family = inner, inner.family
-        self.result, self.layout, self.device = inner.result, inner.layout, inner.device
-        self.kill = wp.array(np.asarray(kill, np.int32), dtype=wp.int32, device=inner.device)
-
-    def enqueue(self, ctx=None, *, advance=False, mask=None):
-        self.inner.enqueue(ctx, advance=advance, mask=mask)
-        wp.launch(_kill, dim=self.layout.num_envs, inputs=[self.kill, self.result.valid], device=self.device)
 
 
 def np_props(p: PropSet) -> dict:
