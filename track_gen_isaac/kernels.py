@@ -11,6 +11,7 @@ from __future__ import annotations
 import warp as wp
 
 from track_gen.rng import stream_state
+from track_gen.tools.checkpoints import jitter_position
 
 wp.set_module_options({"enable_backward": False})
 
@@ -222,9 +223,7 @@ def start_pose_kernel(
     r3 = wp.randf(st)
     yaw = start_yaw[e]
     lat = wp.vec3f(-wp.sin(yaw), wp.cos(yaw), 0.0)
-    p = start_pos[e] + lat * (jitter_lateral * (2.0 * r1 - 1.0))
-    p = p + wp.vec3f(0.0, 0.0, jitter_vertical * (2.0 * r2 - 1.0))
-    out_pos[e] = p
+    out_pos[e] = jitter_position(start_pos[e], lat, r1, r2, jitter_lateral, jitter_vertical)
     out_yaw[e] = yaw + jitter_yaw * (2.0 * r3 - 1.0)
 
 

@@ -229,6 +229,15 @@ def _wrap(a: float) -> float:
     return a - _TWO_PI * wp.floor((a + _PI) / _TWO_PI)
 
 
+@wp.func
+def jitter_position(base: wp.vec3f, lateral: wp.vec3f, r1: float, r2: float, jitter_lateral: float,
+                    jitter_vertical: float) -> wp.vec3f:
+    """``base`` moved by uniform jitter: ``jitter_lateral`` half range along the unit ``lateral``
+    axis and ``jitter_vertical`` along z, from two uniform draws ``r1``, ``r2`` in [0, 1)."""
+    p = base + lateral * (jitter_lateral * (2.0 * r1 - 1.0))
+    return p + wp.vec3f(0.0, 0.0, jitter_vertical * (2.0 * r2 - 1.0))
+
+
 @wp.kernel
 def _sample(
     active: wp.array(dtype=wp.int32),
@@ -269,10 +278,8 @@ def _sample(
     ll = wp.length(lat)
     if ll > 0.0:
         lat = lat / ll
-    p = cp_pos[e, k] + lat * (jitter_lateral * (2.0 * r1 - 1.0))
-    p = p + wp.vec3f(0.0, 0.0, jitter_vertical * (2.0 * r2 - 1.0))
     out_index[e] = k
-    out_pos[e] = p
+    out_pos[e] = jitter_position(cp_pos[e, k], lat, r1, r2, jitter_lateral, jitter_vertical)
     out_yaw[e] = _wrap(wp.atan2(nn[1], nn[0]) + jitter_yaw * (2.0 * r3 - 1.0))
 
 
