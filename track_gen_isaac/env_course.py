@@ -55,7 +55,7 @@ from track_gen.tools import Component
 from track_gen_isaac.course_cfg import CourseCfg
 from track_gen_isaac import kernels as K
 
-__all__ = ["EnvCourse", "get_course", "global_rank", "course_seed", "build_course", "CACHE_ATTR"]
+__all__ = ["EnvCourse", "get_course", "global_rank", "course_seed", "build_course", "origin_view", "CACHE_ATTR"]
 
 #: the attribute of the env object that caches its courses by name
 CACHE_ATTR = "_track_gen_courses"
@@ -176,11 +176,7 @@ class EnvCourse:
         hx, hy = (float(v) for v in cfg.half_extents)
         self.half_extents = wp.array(np.tile(np.array([hx, hy], np.float32), (E, 1)), dtype=wp.vec2f,
                                      device=self.device)
-        origins = env.scene.env_origins
-        if not origins.is_contiguous():  # a fixed grid: a one-off contiguous copy is still exact
-            origins = origins.contiguous()
-        self._origins_t = origins  # keeps the memory the warp view points at alive
-        self.origin = wp.from_torch(origins, dtype=wp.vec3f)
+        self.origin = origin_view(env)
         declared = set()
         for c in self.course.components.values():
             declared |= set((c.inputs or {}).keys())
@@ -378,6 +374,16 @@ class EnvCourse:
     def __repr__(self) -> str:
         return (f"EnvCourse(name={self.name!r}, mode={self.mode!r}, num_envs={self.num_envs}, rank={self.rank}, "
                 f"seed={self.seed}, components={list(self.course.components)})")
+
+
+def origin_view(env) -> wp.array:
+    """``env.scene.env_origins`` as an [E] vec3f warp array: a zero-copy view, or a one-off
+    contiguous copy when the tensor is strided (origins are a fixed grid, so the copy stays exact).
+    The warp array holds a reference to the tensor it views."""
+    origins = env.scene.env_origins
+    if not origins.is_contiguous():
+        origins = origins.contiguous()
+    return wp.from_torch(origins, dtype=wp.vec3f)
 
 
 def _is_warp_env(env) -> bool:

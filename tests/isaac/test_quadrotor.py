@@ -101,6 +101,16 @@ def test_model_rejects_bad_parameters():
         QuadrotorDynamics(CRAZYFLIE, 2, "cpu", 0.01, command="thrust")
 
 
+def test_altitude_band_parameters_are_checked():
+    from track_gen_isaac.mdp.quadrotor import check_altitude
+
+    check_altitude(0.1, 4.0)
+    with pytest.raises(ValueError, match="min_height < max_height"):
+        check_altitude(2.0, 1.0)
+    with pytest.raises(ValueError, match="max_height must be a finite number"):
+        check_altitude(0.1, float("inf"))
+
+
 def test_crazyflie_figures():
     """The published cf2x figures the model cites (gym-pybullet-drones cf2x.urdf)."""
     m = CRAZYFLIE

@@ -22,6 +22,7 @@ import warp as wp
 from isaaclab.managers import ActionTerm, ActionTermCfg, ManagerTermBase
 from isaaclab.utils import configclass
 
+from track_gen_isaac.env_course import origin_view
 from track_gen_isaac.quadrotor import (
     CRAZYFLIE,
     QuadrotorDynamics,
@@ -35,13 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from isaaclab.envs import ManagerBasedEnv
 
 __all__ = ["QuadrotorAction", "QuadrotorActionCfg", "quad_state", "body_rate_l2", "altitude_out_of_range",
-           "setup_quadrotor", "origins_of"]
-
-
-def origins_of(env) -> wp.array:
-    """The env origins as a [E] vec3f warp view (zero-copy)."""
-    o = env.scene.env_origins
-    return wp.from_torch(o.contiguous(), dtype=wp.vec3f)
+           "setup_quadrotor", "check_altitude"]
 
 
 def setup_quadrotor(term, cfg, env) -> QuadrotorDynamics:
@@ -168,7 +163,7 @@ class quad_state(ManagerTermBase):
         super().__init__(cfg, env)
         self._term = _action_term(env, cfg.params.get("action_name", "rotors"))
         self._asset = env.scene[cfg.params.get("asset_name", "robot")]
-        self._origin = origins_of(env)
+        self._origin = origin_view(env)
         self._out = wp.zeros((env.num_envs, 14), dtype=wp.float32, device=env.device)
 
     def launch(self, out: wp.array) -> None:
@@ -192,7 +187,8 @@ def body_rate_l2(env, asset_name: str = "robot") -> torch.Tensor:
     return out
 
 
-def _check_altitude(min_height, max_height):
+def check_altitude(min_height, max_height) -> None:
+    """The parameters of :class:`altitude_out_of_range` (ValueError when they make no band)."""
     for n, v in (("min_height", min_height), ("max_height", max_height)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ValueError(f"altitude_out_of_range: {n} must be a finite number [m], got {v!r}")
@@ -200,14 +196,23 @@ def _check_altitude(min_height, max_height):
         raise ValueError(f"altitude_out_of_range: expected min_height < max_height, got {min_height}, {max_height}")
 
 
-def altitude_out_of_range(env, min_height: float = 0.05, max_height: float = 5.0,
-                          asset_name: str = "robot") -> torch.Tensor:
+class altitude_out_of_range(ManagerTermBase):
     """True where the root's height above its env origin leaves [min_height, max_height] [m]
-    (the ground, a ceiling) or is not finite."""
-    _check_altitude(min_height, max_height)
-    d = env.scene[asset_name].data
-    out = torch.empty(env.num_envs, dtype=torch.bool, device=env.device)
-    wp.launch(altitude_out_kernel, dim=env.num_envs,
-              inputs=[d.root_pos_w.warp, origins_of(env), float(min_height), float(max_height)],
-              outputs=[wp.from_torch(out, dtype=wp.bool)], device=env.device)
-    return out
+    (the ground, a ceiling) or is not finite. Parameters are checked when the env is built."""
+
+    def __init__(self, cfg, env):
+        super().__init__(cfg, env)
+        p = cfg.params
+        check_altitude(p.get("min_height", 0.05), p.get("max_height", 5.0))
+        self._asset = env.scene[p.get("asset_name", "robot")]
+        self._origin = origin_view(env)
+        self._out = wp.zeros(env.num_envs, dtype=wp.bool, device=env.device)
+
+    def launch(self, out: wp.array, min_height: float, max_height: float) -> None:
+        wp.launch(altitude_out_kernel, dim=out.shape[0],
+                  inputs=[self._asset.data.root_pos_w.warp, self._origin, float(min_height), float(max_height)],
+                  outputs=[out], device=out.device)
+
+    def __call__(self, env, min_height: float = 0.05, max_height: float = 5.0, asset_name: str = "robot"):
+        self.launch(self._out, min_height, max_height)
+        return wp.to_torch(self._out).clone()

@@ -10,7 +10,7 @@ from isaaclab_experimental.managers import ActionTerm
 from isaaclab_experimental.managers import ManagerTermBase as WarpManagerTermBase
 
 from track_gen_isaac.mdp import quadrotor as stable
-from track_gen_isaac.quadrotor import altitude_out_kernel, body_rate_sq_kernel
+from track_gen_isaac.quadrotor import body_rate_sq_kernel
 
 __all__ = ["QuadrotorAction", "quad_state", "body_rate_l2", "altitude_out_of_range"]
 
@@ -70,11 +70,14 @@ def body_rate_l2(env, out, asset_name: str = "robot") -> None:
     wp.launch(body_rate_sq_kernel, dim=env.num_envs, inputs=[d.root_com_vel_w.warp], outputs=[out], device=env.device)
 
 
-def altitude_out_of_range(env, out, min_height: float = 0.05, max_height: float = 5.0,
-                          asset_name: str = "robot") -> None:
-    """True where the root's height above its env origin leaves [min_height, max_height] [m] or is not finite."""
-    stable._check_altitude(min_height, max_height)
-    d = env.scene[asset_name].data
-    wp.launch(altitude_out_kernel, dim=env.num_envs,
-              inputs=[d.root_pos_w.warp, env.env_origins_wp, float(min_height), float(max_height)],
-              outputs=[out], device=env.device)
+class altitude_out_of_range(WarpManagerTermBase, stable.altitude_out_of_range):
+    __doc__ = stable.altitude_out_of_range.__doc__
+
+    def __init__(self, cfg, env):
+        stable.altitude_out_of_range.__init__(self, cfg, env)
+
+    def __call__(self, env, out, min_height: float = 0.05, max_height: float = 5.0, asset_name: str = "robot"):
+        self.launch(out, min_height, max_height)
+
+    def reset(self, env_ids=None, env_mask=None):
+        return None
