@@ -14,10 +14,11 @@ from track_gen.errors import (
     TrackGenWarning,
 )
 from track_gen.exec import ExecContext
+# importing the generators registers their stage kinds and families in track_gen.pipeline
 from track_gen.generators.gates import GateGenConfig, GateGenerator, GateResult, GateStatus
 from track_gen.generators.track import TrackGenConfig, TrackGenerator, TrackResult, TrackStatus
 from track_gen.rng import PerEnvSeededRNG, SeedState
-from track_gen import tools  # noqa: E402  (after the generators: tools import course types lazily)
+from track_gen import tools
 
 __version__ = "0.1.0"
 

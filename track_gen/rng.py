@@ -20,6 +20,7 @@ import numpy as np
 import warp as wp
 
 from track_gen.capture import refuse_under_capture
+from track_gen.checks import INT32_MAX, as_int
 
 __all__ = ["SeedState", "PerEnvSeededRNG", "mix32", "stream_state", "name_key"]
 
@@ -85,10 +86,11 @@ def _check_array(arr: wp.array, num_envs: int, device, what: str) -> None:
 
 def _seed_values(values: Any, num_envs: int, what: str) -> np.ndarray | int:
     """Normalize host seed values: an int (hashed per env) or ``num_envs`` int32 values."""
-    if isinstance(values, bool):
+    if isinstance(values, (bool, np.bool_)):
         raise TypeError(f"{what}: a bool is not a seed; pass an int or {num_envs} ints")
-    if isinstance(values, numbers.Integral):
-        return int(values)
+    if isinstance(values, (numbers.Real, str)):
+        # one integer rule everywhere (track_gen.checks): exact, in [0, 2**31 - 1], never folded
+        return as_int(what, values, 0, INT32_MAX)
     if isinstance(values, wp.array):
         values = values.numpy()
     arr = np.asarray(values)
@@ -99,6 +101,11 @@ def _seed_values(values: Any, num_envs: int, what: str) -> np.ndarray | int:
     if arr.size and (arr.min() < 0 or arr.max() > 0x7FFFFFFF):
         raise ValueError(f"{what}: seeds must lie in [0, 2**31 - 1], got range [{arr.min()}, {arr.max()}]")
     return arr.astype(np.int32)
+
+
+def _env_offset(value: Any, num_envs: int) -> int:
+    """The global index of env 0: an exact int with ``env_offset + num_envs - 1 <= 2**31 - 1``."""
+    return as_int("env_offset", value, 0, INT32_MAX - (num_envs - 1))
 
 
 def _write_seeds(dst: wp.array, values: np.ndarray | int, env_offset: int) -> None:
@@ -123,9 +130,9 @@ class SeedState:
     """
 
     def __init__(self, num_envs: int, device, seeds: Any = None, *, env_offset: int = 0):
-        self.num_envs = int(num_envs)
+        self.num_envs = as_int("num_envs", num_envs, 1, INT32_MAX)
         self.device = wp.get_device(device)
-        self.env_offset = int(env_offset)
+        self.env_offset = _env_offset(env_offset, self.num_envs)
         if isinstance(seeds, wp.array):
             _check_array(seeds, self.num_envs, self.device, "seeds")
             self.seeds = seeds
@@ -159,9 +166,9 @@ class PerEnvSeededRNG:
     """
 
     def __init__(self, num_envs: int, seed: Any = 0, *, device=None, env_offset: int = 0):
-        self.num_envs = int(num_envs)
+        self.num_envs = as_int("num_envs", num_envs, 1, INT32_MAX)
         self.device = wp.get_device(device)
-        self.env_offset = int(env_offset)
+        self.env_offset = _env_offset(env_offset, self.num_envs)
         self.seeds = wp.zeros(self.num_envs, dtype=wp.int32, device=self.device)
         self.counter = wp.zeros(self.num_envs, dtype=wp.int32, device=self.device)
         self._active = wp.zeros(self.num_envs, dtype=wp.int32, device=self.device)

@@ -288,3 +288,35 @@ def test_param_values_are_the_per_env_draws():
     xy = np.abs(g.result.xy.numpy()).max(axis=(1, 2))
     assert (xy <= size / 2).all()
     assert make("gates").result.closed and not make("gates", closed=False).result.closed
+
+
+# -- one copy of each fact (issue 11) ------------------------------------------------------------
+def test_kernel_status_bits_are_the_status_flags():
+    from track_gen.generators import gate_kernels, track_kernels
+
+    for flag in tg.TrackStatus:
+        if flag:
+            assert getattr(track_kernels, flag.name) == int(flag)
+    for flag in tg.GateStatus:
+        if flag:
+            assert getattr(gate_kernels, flag.name) == int(flag)
+
+
+def test_config_defaults_are_the_stage_parameter_defaults():
+    import dataclasses
+
+    from track_gen.generators import gates, track
+
+    td = {f.name: f.default for f in dataclasses.fields(tg.TrackGenConfig)}
+    for name, spec in track.CENTERLINE_PARAMS.items():
+        assert td[name] == spec.default, name
+    for field_name, param in track.ELEVATION_FIELDS.items():
+        assert td[field_name] == track.ELEVATION_PARAMS[param].default, field_name
+    assert set(track.ELEVATION_FIELDS.values()) == set(track.ELEVATION_PARAMS)
+    gd = {f.name: f.default for f in dataclasses.fields(tg.GateGenConfig)}
+    for name, spec in {**gates.LAYOUT_PARAMS, **gates.FRAME_PARAMS}.items():
+        if name != "dense_per_span":  # not a config field
+            assert gd[name] == spec.default, name
+    # the elevated spec carries the config's height_amplitude as elevation.amplitude
+    spec = tg.TrackGenConfig(num_envs=2, elevated=True, height_amplitude=0.25).to_spec()
+    assert spec.param("elevation.amplitude") == 0.25

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from track_gen.course.presets import gates_parts, track_parts
+
 __all__ = ["CourseConfig"]
 
 
@@ -34,9 +36,8 @@ class CourseConfig:
     localize_window: int | None = None
 
     def parts(self, stream: Any = None):
-        """Check, then build (generator, components) exactly as the matching preset does."""
-        from track_gen.course.presets import gates_parts, track_parts
-
+        """Check, then build (generator, components) exactly as the matching preset does (the course
+        built from them gets the preset's finish: ``presets.finish_preset(mode, generator)``)."""
         if self.mode == "track":
             if self.post_radius is not None:
                 raise ValueError("CourseConfig: post_radius is for mode='gates'; a track uses collision=")

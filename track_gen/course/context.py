@@ -60,9 +60,13 @@ class ComponentContext:
         return self._peers.get(name)
 
     def add(self, component) -> None:
-        """Check ``component``'s declared reads, topology and inputs, then ``attach`` it."""
+        """Check ``component``'s declared reads, topology and inputs, then ``attach`` it.
+
+        A refusal (or an ``attach`` that raises) leaves the context as it was."""
         name = component.name
-        for req in getattr(component, "requires", ()) or ():
+        requires = _reads(name, "requires", getattr(component, "requires", ()))
+        _reads(name, "optional", getattr(component, "optional", ()))  # may be absent, or anywhere (ctx.has)
+        for req in requires:
             if req not in self._components:
                 if req in self._peers:
                     raise ValueError(
@@ -80,6 +84,7 @@ class ComponentContext:
                 f"with a matching generator"
             )
         gen_inputs = getattr(self.generator, "input_info", {}) or {}
+        new_inputs: dict[str, tuple[InputSpec, str]] = {}
         for n, spec in (getattr(component, "inputs", {}) or {}).items():
             if not isinstance(spec, InputSpec):
                 raise TypeError(f"component {name!r}: input {n!r} must be an InputSpec, got {type(spec).__name__}")
@@ -87,18 +92,35 @@ class ComponentContext:
                 raise ValueError(
                     f"component {name!r}: input {n!r} is also an input of the generator; rename the component input"
                 )
-            if n in self._inputs:
-                other, owner = self._inputs[n]
+            if n in self._inputs or n in new_inputs:
+                other, owner = self._inputs.get(n) or new_inputs[n]
                 if (other.dtype, other.slots) != (spec.dtype, spec.slots):
                     raise ValueError(
                         f"input {n!r} is declared as ({_dt(other.dtype)}, slots={other.slots}) by {owner!r} and as "
                         f"({_dt(spec.dtype)}, slots={spec.slots}) by {name!r}; one name needs one dtype and slot count"
                     )
             else:
-                self._inputs[n] = (spec, name)
+                new_inputs[n] = (spec, name)
         component.attach(self)
         component._context = self
         self._components[name] = component
+        self._inputs.update(new_inputs)
+
+
+def _reads(name: str, what: str, names) -> tuple[str, ...]:
+    """A ``requires`` / ``optional`` declaration: a sequence of other components' names."""
+    if names is None:
+        return ()
+    if isinstance(names, str) or not isinstance(names, (tuple, list, set, frozenset)):
+        raise TypeError(
+            f"component {name!r}: {what} must be a tuple of component names, got {names!r}; wrap one: ({names!r},)"
+        )
+    for n in names:
+        if not isinstance(n, str) or not n:
+            raise TypeError(f"component {name!r}: {what} holds {n!r}; expected non-empty component names")
+        if n == name:
+            raise ValueError(f"component {name!r} names itself in {what}")
+    return tuple(names)
 
 
 def _dt(dtype) -> str:

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import types
 import warnings
-import weakref
-from collections.abc import Sequence
 from typing import Any
 
 import warp as wp
 
 from track_gen.capture import is_capturing, retain
+from track_gen.course.components import check_components
+from track_gen.course.config import CourseConfig
 from track_gen.course.context import ComponentContext
+from track_gen.course.presets import finish_preset, gates_parts, track_parts
 from track_gen.course.result import StepResult
 from track_gen.errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
 from track_gen.exec import any_set, check_mask, conditional_enabled, mask_to_active, unconditional
-from track_gen.tools.component import HOOKS, overrides_step
+from track_gen.generators.gates import GateGenConfig
+from track_gen.generators.track import TrackGenConfig
+from track_gen.pipeline.spec import PipelineSpec
+from track_gen.tools.component import overrides_step
 
 __all__ = ["Course", "POSE_INPUTS", "MAX_GRAPH_VARIANTS"]
 
@@ -23,55 +27,10 @@ __all__ = ["Course", "POSE_INPUTS", "MAX_GRAPH_VARIANTS"]
 POSE_INPUTS = ("position", "orientation", "half_extents", "box_position")
 #: graphs a course records besides ``course.graph``; further variants run eagerly
 MAX_GRAPH_VARIANTS = 16
-#: built-in component names and the course attribute each backs
-_UTILITIES = {"progress": "progress", "collision": "collision", "heightfield": "heightfield",
-              "localizer": "localizer"}
-
 _GENERATOR_SURFACE = ("result", "layout", "enqueue", "device")
 
 
-def sort_components(components: Sequence) -> list:
-    """Stable topological order over ``after`` / ``source`` names.
-
-    Among components whose dependencies are met, the earliest in the given order runs first, so
-    an already-ordered list is kept as is. Raises ValueError on an unknown name or a cycle.
-    """
-    names = [c.name for c in components]
-    index = {n: i for i, n in enumerate(names)}
-    deps: list[set[int]] = []
-    for c in components:
-        d = set()
-        wanted = list(getattr(c, "after", ()) or ())
-        if getattr(c, "source", None) is not None:
-            wanted.append(c.source)
-        for n in wanted:
-            if n not in index:
-                raise ValueError(
-                    f"component {c.name!r} names {n!r} in after/source, but the course has no such component; "
-                    f"components: {names}"
-                )
-        for n in wanted:
-            if index[n] == index[c.name]:
-                raise ValueError(f"component {c.name!r} cannot run after itself")
-            d.add(index[n])
-        deps.append(d)
-    done: list[int] = []
-    placed: set[int] = set()
-    while len(done) < len(components):
-        ready = [i for i in range(len(components)) if i not in placed and deps[i] <= placed]
-        if not ready:
-            cycle = [names[i] for i in range(len(components)) if i not in placed]
-            raise ValueError(f"components {cycle} form a cycle through after/source; break it")
-        done.append(ready[0])
-        placed.add(ready[0])
-    return [components[i] for i in done]
-
-
 def _check_generator(generator) -> None:
-    from track_gen.generators.gates import GateGenConfig
-    from track_gen.generators.track import TrackGenConfig
-    from track_gen.pipeline.spec import PipelineSpec
-
     if isinstance(generator, TrackGenConfig) or (isinstance(generator, PipelineSpec) and generator.family == "track"):
         raise TypeError("Course takes a built generator; for a TrackGenConfig or a track spec use Course.track(source, ...)")
     if isinstance(generator, GateGenConfig) or (isinstance(generator, PipelineSpec) and generator.family == "gates"):
@@ -86,35 +45,50 @@ def _check_generator(generator) -> None:
         )
 
 
-def _check_components(components) -> list:
-    from track_gen.tools.component import Component
-
-    if isinstance(components, Component) or not isinstance(components, Sequence) or isinstance(components, str):
-        raise TypeError(
-            f"components must be a sequence of components, got {type(components).__name__}; wrap a single one: [c]"
-        )
-    comps = list(components)
-    seen: set[str] = set()
-    for c in comps:
-        name = getattr(c, "name", None)
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"component {c!r}: name must be a non-empty str, got {name!r}")
-        if name in seen:
-            raise ValueError(f"two components are named {name!r}; names are unique within a course")
-        seen.add(name)
-        lacking = [h for h in HOOKS if not callable(getattr(c, h, None))]
-        if lacking:
-            raise TypeError(
-                f"component {name!r} lacks {lacking}; subclass track_gen.tools.Component for the default hooks"
-            )
-        if getattr(c, "_context", None) is not None:
-            raise ValueError(
-                f"component {name!r} is already attached to another course or context; build a new instance"
-            )
-    return sort_components(comps)
+def _config_call(generator=None, components=(), *, stream=None, prepare=True, config=None):
+    """The arguments of ``Course(config)`` / ``Course(config=...)``, bound as ``Course.__init__`` did."""
+    return generator, components, stream, prepare, config
 
 
-class Course:
+class _CourseType(type):
+    """Every way of building a course ends in ``cls(generator, components, stream=..., prepare=...)``.
+
+    ``Course(config)`` / ``Course(config=config)`` are resolved here, before any ``__init__`` runs,
+    so a subclass's ``__init__(generator, components, *, stream=None, prepare=True)`` serves the
+    config route too. Construction is atomic: when ``__init__`` (a subclass's included) raises,
+    every component it attached is detached again and the generator is not taken over.
+    """
+
+    def __call__(cls, *args, **kwargs):
+        mode = None
+        if kwargs.get("config") is not None or (args and isinstance(args[0], CourseConfig)):
+            generator, components, stream, prepare, config = _config_call(*args, **kwargs)
+            if isinstance(generator, CourseConfig):
+                generator, config = None, generator
+            if generator is not None or tuple(components):
+                raise TypeError("Course: pass a CourseConfig alone, or a generator and components, not both")
+            if not isinstance(config, CourseConfig):
+                raise TypeError(f"config: expected a CourseConfig, got {type(config).__name__}")
+            generator, components = config.parts(stream=stream)
+            # stream= configured the generator the config built; the course uses the generator's
+            args, kwargs, mode = (generator, components), {"stream": None, "prepare": prepare}, config.mode
+        else:
+            kwargs.pop("config", None)
+        course = cls.__new__(cls, *args, **kwargs)
+        if not isinstance(course, cls):
+            return course
+        try:
+            course.__init__(*args, **kwargs)
+        except BaseException:
+            course._detach_components()
+            raise
+        if mode is not None:
+            finish_preset(mode, course.generator)
+        course._take_over()
+        return course
+
+
+class Course(metaclass=_CourseType):
     """A generator plus an ordered list of components.
 
     Args:
@@ -129,22 +103,12 @@ class Course:
     too; a CPU replay costs ~0.2 us per launch against ~12 us eager).
     """
 
-    def __init__(self, generator=None, components=(), *, stream=None, prepare: bool = True, config=None):
-        from track_gen.course.config import CourseConfig
-
-        if isinstance(generator, CourseConfig):
-            generator, config = None, generator
-        if config is not None:
-            if generator is not None or tuple(components):
-                raise TypeError("Course: pass a CourseConfig alone, or a generator and components, not both")
-            if not isinstance(config, CourseConfig):
-                raise TypeError(f"config: expected a CourseConfig, got {type(config).__name__}")
-            generator, components = config.parts(stream=stream)
-            stream = None  # it configured the generator the config built
-        elif generator is None:
+    def __init__(self, generator=None, components=(), *, stream=None, prepare: bool = True):
+        # Course(config) / Course(config=...) arrive here as (generator, components): see _CourseType
+        if generator is None:
             raise TypeError("Course: pass a built generator (or a CourseConfig)")
         _check_generator(generator)
-        ordered = _check_components(components)
+        ordered = check_components(components)
         self.generator = generator
         self.stream = stream if stream is not None else getattr(generator, "stream", None)
         self.device = wp.get_device(generator.device)
@@ -175,8 +139,15 @@ class Course:
         if prepare:
             self.prepare()
             self._run_body(False, None)
-        # take the generator over only once construction has completed
-        generator._track_gen_course = weakref.ref(self)
+        # the generator is taken over by _CourseType once construction (a subclass's too) completed
+
+    def _detach_components(self) -> None:
+        """Undo the attachments of a construction that raised: the components become reusable."""
+        ctx = self.__dict__.get("_ctx")
+        if ctx is not None:
+            for c in ctx._components.values():
+                if getattr(c, "_context", None) is ctx:
+                    c._context = None
 
     # -- presets and attributes -----------------------------------------------------------------
     @classmethod
@@ -188,11 +159,11 @@ class Course:
         ``source``: a TrackGenConfig or track PipelineSpec (built here with ``seeds=`` / ``stream=``) or
         a built generator (used as is). Every argument is checked before anything is built.
         """
-        from track_gen.course.presets import track_parts
-
         generator, comps = track_parts(source, checkpoint_spacing=checkpoint_spacing, collision=collision,
                                        max_checkpoints=max_checkpoints, extra=extra, seeds=seeds, stream=stream)
-        return cls(generator, comps, stream=None, prepare=prepare)
+        course = cls(generator, comps, stream=None, prepare=prepare)
+        finish_preset("track", course.generator)
+        return course
 
     @classmethod
     def gates(cls, source, *, collision=None, samples_per_gate=8, localize_window=None, extra=(), seeds=None,
@@ -204,11 +175,11 @@ class Course:
         The construction ``gate_frames.gate_width`` must be > 0 (or its randomizer's ``lo``), and a later
         scalar set of a width <= 0 is refused.
         """
-        from track_gen.course.presets import gates_parts
-
         generator, comps = gates_parts(source, collision=collision, samples_per_gate=samples_per_gate,
                                        localize_window=localize_window, extra=extra, seeds=seeds, stream=stream)
-        return cls(generator, comps, stream=None, prepare=prepare)
+        course = cls(generator, comps, stream=None, prepare=prepare)
+        finish_preset("gates", course.generator)  # only now: a refused construction adds no guard
+        return course
 
     @classmethod
     def from_config(cls, config, *, stream=None, prepare=True):
@@ -269,10 +240,15 @@ class Course:
         return self._graphs.get((False, None))
 
     # -- ownership ------------------------------------------------------------------------------
+    def _take_over(self) -> None:
+        """Make this course the generator's driver. The generator keeps this course's token, not a
+        reference to it: an older course stays refused even once this one is garbage-collected."""
+        self._owner_token = object()
+        self.generator._track_gen_course = self._owner_token
+
     def _check_owner(self) -> None:
-        ref = getattr(self.generator, "_track_gen_course", None)
-        owner = ref() if ref is not None else None
-        if owner is not None and owner is not self:
+        token = getattr(self.generator, "_track_gen_course", None)
+        if token is not None and token is not self.__dict__.get("_owner_token"):
             raise RuntimeError(
                 "this course's generator is driven by another Course built later over the same generator; use "
                 "that course (its components read what it regenerates)"
@@ -404,7 +380,7 @@ class Course:
         if mask is None:
             self.generator.enqueue(self._ctx.exec, advance=advance, mask=None)
             for c in self._order:
-                c.on_generate(self._ctx, None)
+                c.on_generate(self._ctx, self._all)  # components always get an [E] int32 mask
             for c in reversed(self._order):
                 c.reset(self._ctx, self._all)
             return

@@ -12,9 +12,14 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
-from track_gen.course.course import _check_components
+from track_gen import tools
+from track_gen.course.components import check_components
+from track_gen.generators.gates import GateGenConfig, GateGenerator
+from track_gen.generators.track import TrackGenConfig, TrackGenerator
+from track_gen.pipeline.spec import PipelineSpec
+from track_gen.tools.component import Component
 
-__all__ = ["track_parts", "gates_parts"]
+__all__ = ["track_parts", "gates_parts", "finish_preset"]
 
 
 def _number(name: str, value: Any, *, gt: float | None = None) -> float:
@@ -34,8 +39,6 @@ def _int(name: str, value: Any, *, ge: int) -> int:
 
 
 def _extra(extra: Any) -> list:
-    from track_gen.tools.component import Component
-
     if isinstance(extra, Component) or isinstance(extra, str) or not isinstance(extra, Sequence):
         raise TypeError(f"extra: expected a sequence of components, got {type(extra).__name__}; wrap one: [c]")
     return list(extra)
@@ -53,10 +56,6 @@ def _slot_component(value: Any, preset: str) -> Any:
 
 
 def _source_family(source: Any) -> str | None:
-    from track_gen.generators.gates import GateGenConfig
-    from track_gen.generators.track import TrackGenConfig
-    from track_gen.pipeline.spec import PipelineSpec
-
     if isinstance(source, TrackGenConfig):
         return "track"
     if isinstance(source, GateGenConfig):
@@ -90,18 +89,12 @@ def _build(source: Any, family: str, seeds: Any, stream: Any):
                 f"already built (pass them to its constructor)"
             )
         return source
-    from track_gen.generators.gates import GateGenerator
-    from track_gen.generators.track import TrackGenerator
-
     cls = TrackGenerator if family == "track" else GateGenerator
     return cls(source, seeds=seeds, stream=stream)
 
 
 def _construction_gate_width(source: Any) -> tuple[float | None, tuple[float, float] | None]:
     """(construction width, randomizer range or None) of a gates source."""
-    from track_gen.generators.gates import GateGenConfig
-    from track_gen.pipeline.spec import PipelineSpec
-
     name = "gate_frames.gate_width"
     if isinstance(source, GateGenConfig):
         return source.gate_width, (tuple(source.randomize[name]) if name in source.randomize else None)
@@ -134,23 +127,26 @@ def _check_gate_width(source: Any) -> None:
         )
 
 
-def _guard_gate_width(generator) -> None:
-    add = getattr(generator, "add_param_guard", None)
-    if add is None:
+def _gate_width_guard(name, value) -> None:
+    if not value > 0:
+        raise ValueError(f"{name}: {value:g} would make gates that can never be passed; keep it > 0")
+
+
+def finish_preset(mode: str, generator) -> None:
+    """What a preset adds once its course is built (never before: a refused construction leaves a
+    generator of yours as it was). ``gates``: refuse a later scalar set of a width <= 0."""
+    if mode != "gates":
         return
-
-    def guard(name, value):
-        if not value > 0:
-            raise ValueError(f"{name}: {value:g} would make gates that can never be passed; keep it > 0")
-
-    add("gate_frames.gate_width", guard)
+    add = getattr(generator, "add_param_guard", None)
+    params = getattr(generator, "params", None)
+    if add is None or params is None or "gate_frames.gate_width" not in params:
+        return
+    add("gate_frames.gate_width", _gate_width_guard)  # one function: adding it again keeps one
 
 
 def track_parts(source, *, checkpoint_spacing, collision=None, max_checkpoints=None, extra=(), seeds=None,
                 stream=None):
     """Check, then build the generator and the components of a track course."""
-    from track_gen import tools
-
     spacing = _number("checkpoint_spacing", checkpoint_spacing, gt=0)
     if isinstance(collision, bool) or (isinstance(collision, str) and collision not in ("segments", "sdf")):
         raise ValueError(f"Course.track: collision must be None, 'segments', 'sdf' or a component, got {collision!r}")
@@ -167,16 +163,16 @@ def track_parts(source, *, checkpoint_spacing, collision=None, max_checkpoints=N
     elif collision is not None:
         comps.append(_slot_component(collision, "track"))
     comps += extra
-    _check_components(comps)
+    check_components(comps)
     _check_family(source, "track")
     return _build(source, "track", seeds, stream), comps
 
 
 def gates_parts(source, *, collision=None, samples_per_gate=8, localize_window=None, extra=(), seeds=None,
                 stream=None):
-    """Check, then build the generator and the components of a gate course."""
-    from track_gen import tools
+    """Check, then build the generator and the components of a gate course.
 
+    The width guard is added by :func:`finish_preset`, once the course is built."""
     if isinstance(collision, bool) or isinstance(collision, str):
         raise ValueError(f"Course.gates: collision must be None, a post radius > 0 or a component, got {collision!r}")
     radius = None
@@ -194,9 +190,7 @@ def gates_parts(source, *, collision=None, samples_per_gate=8, localize_window=N
         comps.append(_slot_component(collision, "gates"))
     comps.append(tools.Localizer(warm_window=window, source="centerline"))
     comps += extra
-    _check_components(comps)
+    check_components(comps)
     _check_family(source, "gates")
     _check_gate_width(source)
-    generator = _build(source, "gates", seeds, stream)
-    _guard_gate_width(generator)
-    return generator, comps
+    return _build(source, "gates", seeds, stream), comps

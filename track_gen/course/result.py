@@ -44,10 +44,14 @@ class StepResult:
         object.__setattr__(self, key, value)
         name = FIELD_ENTRIES.get(key)
         if name is not None and "_entries" in self.__dict__:
+            # a new dict, never an edit in place: copy.copy(res) shares the dict with res, and
+            # assigning a field changes that instance only
+            entries = dict(self._entries)
             if value is None:
-                self._entries.pop(name, None)
+                entries.pop(name, None)
             else:
-                self._entries[name] = value
+                entries[name] = value
+            object.__setattr__(self, "_entries", entries)
 
     def _set_entries(self, entries: dict[str, Any]) -> None:
         object.__setattr__(self, "_entries", dict(entries))

@@ -1,12 +1,27 @@
-"""Course generators: band tracks and gate courses, as pipeline stages."""
+"""Course generators: band tracks and gate courses, as pipeline stages.
+
+The generators are built on :mod:`track_gen.pipeline` (never the other way round). Importing
+this package registers them there: the built-in stage kinds (``track.*``, ``gates.*``) in every
+``StageRegistry()`` and the default registry, and the family classes ``pipeline.build`` makes.
+``import track_gen`` imports it.
+"""
 
 from __future__ import annotations
+
+from track_gen.generators.gates import GateGenerator, register_gate_stages
+from track_gen.generators.track import TrackGenerator, register_track_stages
+from track_gen.pipeline.program import register_family
+from track_gen.pipeline.registry import add_builtin_stages
+
+__all__ = ["register_builtins"]
 
 
 def register_builtins(registry) -> None:
     """Register the built-in stage kinds (``track.*``, ``gates.*``) in ``registry``."""
-    from track_gen.generators.gates import register_gate_stages
-    from track_gen.generators.track import register_track_stages
-
     register_track_stages(registry)
     register_gate_stages(registry)
+
+
+add_builtin_stages(register_builtins)
+register_family("track", TrackGenerator)
+register_family("gates", GateGenerator)

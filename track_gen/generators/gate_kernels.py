@@ -5,14 +5,16 @@ from __future__ import annotations
 import warp as wp
 
 from track_gen.generators.curve import TWO_PI, closed_length_and_tight, span_coeffs, span_point, wrap_angle
+from track_gen.generators.status import GateStatus
 from track_gen.rng import stream_state
 
-SPACING = wp.constant(1)
-CROWDED = wp.constant(2)
-TURN = wp.constant(4)
-BOUNDS = wp.constant(8)
-GROUND = wp.constant(16)
-OPENING = wp.constant(32)
+# Failure bits of ``gates.status``: the GateStatus flags (defined once, in status.py)
+SPACING = wp.constant(int(GateStatus.SPACING))
+CROWDED = wp.constant(int(GateStatus.CROWDED))
+TURN = wp.constant(int(GateStatus.TURN))
+BOUNDS = wp.constant(int(GateStatus.BOUNDS))
+GROUND = wp.constant(int(GateStatus.GROUND))
+OPENING = wp.constant(int(GateStatus.OPENING))
 # A sprint runs along this fraction of a loop: an open course whose ends stay apart.
 SPRINT_FRACTION = wp.constant(0.8)
 
@@ -67,6 +69,93 @@ def gates_status(
             if wp.length(pos[e, m] - p) < sep:
                 status = status | CROWDED
     return status
+
+
+# Warp passes a random state to a wp.func by value: the draws below return the advanced state,
+# which the kernel carries on with, so the stream is the same as with the code inlined.
+
+
+@wp.func
+def draw_controls(
+    ctrl: wp.array2d(dtype=wp.vec2f),
+    e: int,
+    st: wp.uint32,
+    num_ctrl: int,
+    angle_jitter: float,
+    radius_min: float,
+    radius_max: float,
+    inner: float,
+) -> wp.uint32:
+    """Env ``e``'s control points: jittered, evenly spaced angles from a random start, each at a random
+    fraction of the largest radius that keeps it in the square of half side ``inner``; a random
+    direction. Returns the advanced random state."""
+    a0 = TWO_PI * wp.randf(st)
+    reverse = wp.randf(st) < 0.5
+    for k in range(num_ctrl):
+        theta = a0 + TWO_PI * (float(k) + angle_jitter * (2.0 * wp.randf(st) - 1.0)) / float(num_ctrl)
+        c = wp.cos(theta)
+        s = wp.sin(theta)
+        frac = radius_min + (radius_max - radius_min) * wp.randf(st)
+        q = wp.vec2f(c, s) * (frac * inner / wp.max(wp.abs(c), wp.abs(s)))
+        idx = k
+        if reverse:
+            idx = num_ctrl - 1 - k
+        ctrl[e, idx] = q
+    return st
+
+
+@wp.func
+def place_gates(
+    ctrl: wp.array2d(dtype=wp.vec2f),
+    e: int,
+    st: wp.uint32,
+    num_ctrl: int,
+    dense: int,
+    count: int,
+    step: float,
+    offset: float,
+    spacing_jitter: float,
+    height_min: float,
+    height_max: float,
+    yaw_jitter: float,
+    pos: wp.array2d(dtype=wp.vec3f),
+    yaw: wp.array2d(dtype=wp.float32),
+) -> wp.uint32:
+    """Gates 0..count-1 of env ``e`` at arc lengths ``step * (g + offset + jitter)`` along the
+    spline, walking its dense polyline once (the band track's resampling walks the same way):
+    a random height each, the heading of the curve plus jitter. Returns the advanced random state."""
+    per_span = dense / num_ctrl
+    inv = 1.0 / float(per_span)
+    k = int(0)
+    sub = int(1)
+    q8 = span_coeffs(ctrl, e, num_ctrl, 1, 0)
+    pa = span_point(q8, 0.0)
+    pb = span_point(q8, inv)
+    seg = wp.length(pb - pa)
+    acc = float(0.0)
+    m = int(0)
+    for g in range(count):
+        target = step * (float(g) + offset + spacing_jitter * (wp.randf(st) - 0.5))
+        while acc + seg < target and m < dense - 1:
+            acc += seg
+            m += 1
+            pa = pb
+            sub += 1
+            if sub > per_span:
+                sub = 1
+                k = (k + 1) % num_ctrl
+                q8 = span_coeffs(ctrl, e, num_ctrl, 1, k)
+            pb = span_point(q8, float(sub) * inv)
+            seg = wp.length(pb - pa)
+        f = float(0.0)
+        if seg > 0.0:
+            f = wp.clamp((target - acc) / seg, 0.0, 1.0)
+        p = pa + (pb - pa) * f
+        d = pb - pa
+        height = height_min + (height_max - height_min) * wp.randf(st)
+        pos[e, g] = wp.vec3f(p[0], p[1], height)
+        yaw[e, g] = wrap_angle(wp.atan2(d[1], d[0]) + yaw_jitter * (2.0 * wp.randf(st) - 1.0))
+    return st
 
 
 @wp.kernel
@@ -126,18 +215,7 @@ def layout_kernel(
     for attempt in range(max_attempts):
         used = attempt + 1
         st = stream_state(seeds[e], generation[e], key, attempt)
-        a0 = TWO_PI * wp.randf(st)
-        reverse = wp.randf(st) < 0.5
-        for k in range(num_ctrl):
-            theta = a0 + TWO_PI * (float(k) + angle_jitter[e] * (2.0 * wp.randf(st) - 1.0)) / float(num_ctrl)
-            c = wp.cos(theta)
-            s = wp.sin(theta)
-            frac = radius_min[e] + (radius_max[e] - radius_min[e]) * wp.randf(st)
-            q = wp.vec2f(c, s) * (frac * inner / wp.max(wp.abs(c), wp.abs(s)))
-            idx = k
-            if reverse:
-                idx = num_ctrl - 1 - k
-            ctrl[e, idx] = q
+        st = draw_controls(ctrl, e, st, num_ctrl, angle_jitter[e], radius_min[e], radius_max[e], inner)
         per_span = dense / num_ctrl
         total = closed_length_and_tight(ctrl, e, num_ctrl, per_span, 0.0)[0]
         if closed == 0:
@@ -150,36 +228,8 @@ def layout_kernel(
             slots = float(count + 1)
             offset = 1.0
         step = total / slots
-        inv = 1.0 / float(per_span)
-        k = int(0)
-        sub = int(1)
-        q8 = span_coeffs(ctrl, e, num_ctrl, 1, 0)
-        pa = span_point(q8, 0.0)
-        pb = span_point(q8, inv)
-        seg = wp.length(pb - pa)
-        acc = float(0.0)
-        m = int(0)
-        for g in range(count):
-            target = step * (float(g) + offset + spacing_jitter[e] * (wp.randf(st) - 0.5))
-            while acc + seg < target and m < dense - 1:
-                acc += seg
-                m += 1
-                pa = pb
-                sub += 1
-                if sub > per_span:
-                    sub = 1
-                    k = (k + 1) % num_ctrl
-                    q8 = span_coeffs(ctrl, e, num_ctrl, 1, k)
-                pb = span_point(q8, float(sub) * inv)
-                seg = wp.length(pb - pa)
-            f = float(0.0)
-            if seg > 0.0:
-                f = wp.clamp((target - acc) / seg, 0.0, 1.0)
-            p = pa + (pb - pa) * f
-            d = pb - pa
-            height = height_min[e] + (height_max[e] - height_min[e]) * wp.randf(st)
-            pos[e, g] = wp.vec3f(p[0], p[1], height)
-            yaw[e, g] = wrap_angle(wp.atan2(d[1], d[0]) + yaw_jitter[e] * (2.0 * wp.randf(st) - 1.0))
+        st = place_gates(ctrl, e, st, num_ctrl, dense, count, step, offset, spacing_jitter[e], height_min[e],
+                         height_max[e], yaw_jitter[e], pos, yaw)
         for g in range(count, max_gates):
             pos[e, g] = wp.vec3f(0.0, 0.0, 0.0)
             yaw[e, g] = 0.0

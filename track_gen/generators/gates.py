@@ -12,7 +12,6 @@ the frame dimensions per env (dynamic, randomizable) and each gate's normal.
 from __future__ import annotations
 
 import dataclasses
-import enum
 from dataclasses import dataclass, field
 from typing import ClassVar, Mapping
 
@@ -20,22 +19,11 @@ import warp as wp
 
 from track_gen.generators import gate_kernels as K
 from track_gen.generators.family import FamilyGenerator
+from track_gen.generators.status import GateStatus
 from track_gen.pipeline.registry import ArraySpec, ParamSpec
 from track_gen.pipeline.spec import PipelineSpec, StageSpec
 
 __all__ = ["GateGenConfig", "GateGenerator", "GateResult", "GateStatus", "register_gate_stages"]
-
-
-class GateStatus(enum.IntFlag):
-    """Why a gate-course draw failed (bits of ``result.status``; 0 is a valid course)."""
-
-    NONE = 0
-    SPACING = 1
-    CROWDED = 2
-    TURN = 4
-    BOUNDS = 8
-    GROUND = 16
-    OPENING = 32
 
 
 LAYOUT_PARAMS = {
@@ -135,27 +123,29 @@ class GateGenConfig:
     ``"gate_frames.gate_width"``. ``closed=False`` draws open sprint courses.
     """
 
+    # defaults: the stage parameters' (LAYOUT_PARAMS / FRAME_PARAMS), the one place they live;
+    # every field but num_envs, device, randomize is the layout or frame parameter of its name
     num_envs: int = 64
     device: str = "cpu"
-    size: float = 10.0
-    min_gates: int = 6
-    max_gates: int = 10
-    min_spacing: float = 1.5
-    max_spacing: float = 6.0
-    height_min: float = 0.8
-    height_max: float = 2.0
-    yaw_jitter: float = 0.3
-    max_turn: float = 1.2
-    spacing_jitter: float = 0.3
-    radius_min: float = 0.45
-    radius_max: float = 0.9
-    angle_jitter: float = 0.3
-    control_points: int = 8
-    closed: bool = True
-    max_attempts: int = 16
-    gate_width: float = 0.0
-    gate_height: float = 0.0
-    frame_thickness: float = 0.05
+    size: float = LAYOUT_PARAMS["size"].default
+    min_gates: int = LAYOUT_PARAMS["min_gates"].default
+    max_gates: int = LAYOUT_PARAMS["max_gates"].default
+    min_spacing: float = LAYOUT_PARAMS["min_spacing"].default
+    max_spacing: float = LAYOUT_PARAMS["max_spacing"].default
+    height_min: float = LAYOUT_PARAMS["height_min"].default
+    height_max: float = LAYOUT_PARAMS["height_max"].default
+    yaw_jitter: float = LAYOUT_PARAMS["yaw_jitter"].default
+    max_turn: float = LAYOUT_PARAMS["max_turn"].default
+    spacing_jitter: float = LAYOUT_PARAMS["spacing_jitter"].default
+    radius_min: float = LAYOUT_PARAMS["radius_min"].default
+    radius_max: float = LAYOUT_PARAMS["radius_max"].default
+    angle_jitter: float = LAYOUT_PARAMS["angle_jitter"].default
+    control_points: int = LAYOUT_PARAMS["control_points"].default
+    closed: bool = bool(LAYOUT_PARAMS["closed"].default)  # the stage takes it as an int
+    max_attempts: int = LAYOUT_PARAMS["max_attempts"].default
+    gate_width: float = FRAME_PARAMS["gate_width"].default
+    gate_height: float = FRAME_PARAMS["gate_height"].default
+    frame_thickness: float = FRAME_PARAMS["frame_thickness"].default
     randomize: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     family: ClassVar[str] = "gates"
 

@@ -20,7 +20,6 @@ pose; the *elevated* variant adds a smooth periodic height profile with a bounde
 from __future__ import annotations
 
 import dataclasses
-import enum
 import math
 from dataclasses import dataclass, field
 from typing import ClassVar, Mapping
@@ -29,23 +28,11 @@ import warp as wp
 
 from track_gen.generators import track_kernels as K
 from track_gen.generators.family import FamilyGenerator
+from track_gen.generators.status import TrackStatus
 from track_gen.pipeline.registry import ArraySpec, ParamSpec
 from track_gen.pipeline.spec import PipelineSpec, StageSpec
 
 __all__ = ["TrackGenConfig", "TrackGenerator", "TrackResult", "TrackStatus", "register_track_stages"]
-
-
-class TrackStatus(enum.IntFlag):
-    """Why a track draw failed (bits of ``result.status``; 0 is a valid course)."""
-
-    NONE = 0
-    LENGTH = 1
-    BOUNDS = 2
-    TURN = 4
-    OVERLAP = 8
-    DEGENERATE = 16
-    GROUND = 32
-    GRADE = 64
 
 
 def _pos(default, doc, **kw):
@@ -73,6 +60,10 @@ ELEVATION_PARAMS = {
     "amplitude": ParamSpec(0.6, lo=0.0, doc="peak-to-mean height variation [m] (split over three harmonics)"),
     "max_grade": _pos(0.15, "largest |dz/ds| of the height profile"),
 }
+#: TrackGenConfig field -> elevation stage parameter. Every other config field (but num_envs, device,
+#: elevated, randomize) is the centerline parameter of its name. The flat config says which height
+#: it means (``height_amplitude``); in the stage, ``elevation.amplitude`` is unambiguous.
+ELEVATION_FIELDS = {"base_height": "base_height", "height_amplitude": "amplitude", "max_grade": "max_grade"}
 
 
 def _launch_centerline(ctx, use_points: bool = False):
@@ -178,25 +169,26 @@ class TrackGenConfig:
     (``"centerline.size"``) to ``(lo, hi)`` ranges drawn per env per generation.
     """
 
+    # defaults: the stage parameters' (CENTERLINE_PARAMS / ELEVATION_PARAMS), the one place they live
     num_envs: int = 64
     device: str = "cpu"
-    size: float = 10.0
-    num_points: int = 256
-    control_points: int = 9
-    radius_min: float = 0.35
-    radius_max: float = 1.0
-    angle_jitter: float = 0.3
-    half_width: float = 0.4
-    half_width_variation: float = 0.0
-    min_turn_radius: float = 0.5
-    clearance: float = 0.1
-    min_length: float = 10.0
-    max_length: float = 40.0
-    max_attempts: int = 16
+    size: float = CENTERLINE_PARAMS["size"].default
+    num_points: int = CENTERLINE_PARAMS["num_points"].default
+    control_points: int = CENTERLINE_PARAMS["control_points"].default
+    radius_min: float = CENTERLINE_PARAMS["radius_min"].default
+    radius_max: float = CENTERLINE_PARAMS["radius_max"].default
+    angle_jitter: float = CENTERLINE_PARAMS["angle_jitter"].default
+    half_width: float = CENTERLINE_PARAMS["half_width"].default
+    half_width_variation: float = CENTERLINE_PARAMS["half_width_variation"].default
+    min_turn_radius: float = CENTERLINE_PARAMS["min_turn_radius"].default
+    clearance: float = CENTERLINE_PARAMS["clearance"].default
+    min_length: float = CENTERLINE_PARAMS["min_length"].default
+    max_length: float = CENTERLINE_PARAMS["max_length"].default
+    max_attempts: int = CENTERLINE_PARAMS["max_attempts"].default
     elevated: bool = False
-    base_height: float = 1.0
-    height_amplitude: float = 0.6
-    max_grade: float = 0.15
+    base_height: float = ELEVATION_PARAMS[ELEVATION_FIELDS["base_height"]].default
+    height_amplitude: float = ELEVATION_PARAMS[ELEVATION_FIELDS["height_amplitude"]].default
+    max_grade: float = ELEVATION_PARAMS[ELEVATION_FIELDS["max_grade"]].default
     randomize: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     family: ClassVar[str] = "track"
 
@@ -206,7 +198,7 @@ class TrackGenConfig:
         if not isinstance(self.elevated, bool):
             raise TypeError(f"elevated: expected a bool, got {type(self.elevated).__name__}")
         if self.elevated:
-            el = {"base_height": self.base_height, "amplitude": self.height_amplitude, "max_grade": self.max_grade}
+            el = {param: getattr(self, f) for f, param in ELEVATION_FIELDS.items()}
             stages.append(StageSpec("elevation", "track.elevation", el))
         spec = PipelineSpec(
             self.num_envs, self.device, tuple(stages), family="track",

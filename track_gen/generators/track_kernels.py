@@ -12,18 +12,19 @@ from track_gen.generators.curve import (
     span_coeffs,
     span_point,
 )
+from track_gen.generators.status import TrackStatus
 from track_gen.rng import stream_state
 
-# Failure bits of ``centerline.status`` (see track_gen.generators.track.TrackStatus).
-LENGTH = wp.constant(1)
-BOUNDS = wp.constant(2)
-TURN = wp.constant(4)
-OVERLAP = wp.constant(8)
-DEGENERATE = wp.constant(16)
-GROUND = wp.constant(32)
-GRADE = wp.constant(64)
+# Failure bits of ``centerline.status``: the TrackStatus flags (defined once, in status.py)
+LENGTH = wp.constant(int(TrackStatus.LENGTH))
+BOUNDS = wp.constant(int(TrackStatus.BOUNDS))
+TURN = wp.constant(int(TrackStatus.TURN))
+OVERLAP = wp.constant(int(TrackStatus.OVERLAP))
+DEGENERATE = wp.constant(int(TrackStatus.DEGENERATE))
+GROUND = wp.constant(int(TrackStatus.GROUND))
+GRADE = wp.constant(int(TrackStatus.GRADE))
 MAX_CHUNKS = wp.constant(64)
-chunk_vec = wp.types.vector(length=64, dtype=wp.float32)
+chunk_vec = wp.types.vector(length=MAX_CHUNKS, dtype=wp.float32)
 PI = wp.constant(3.141592653589793)
 # A draw whose dense spline has a turn radius below this fraction of the required one is
 # redrawn before resampling (it would fail the exact TURN check anyway).
@@ -31,26 +32,8 @@ EARLY_REJECT = wp.constant(0.9)
 
 
 @wp.func
-def track_status(
-    xy: wp.array2d(dtype=wp.vec2f),
-    hw: wp.array2d(dtype=wp.float32),
-    e: int,
-    n: int,
-    size: float,
-    min_turn_radius: float,
-    clearance: float,
-    min_length: float,
-    max_length: float,
-) -> int:
-    """Failure bits of env ``e``'s closed centerline and band (0: every constraint holds).
-
-    Constraints (the numpy checker in the tests implements the same definitions):
-    length in [min_length, max_length]; both band edges of every point inside the square;
-    turn radius at every point >= R = max(min_turn_radius, max half width); and every pair of
-    segments whose cyclic index gap times the mean spacing is at least pi * (R + clearance)
-    are at least (their half widths + clearance) apart.
-    """
-    half = size * 0.5
+def length_and_widest(xy: wp.array2d(dtype=wp.vec2f), hw: wp.array2d(dtype=wp.float32), e: int, n: int) -> wp.vec2f:
+    """(closed length, largest half width) of env ``e``'s centerline."""
     total = float(0.0)
     wmax = float(0.0)
     for i in range(n):
@@ -59,10 +42,16 @@ def track_status(
             j = 0
         total += wp.length(xy[e, j] - xy[e, i])
         wmax = wp.max(wmax, hw[e, i])
+    return wp.vec2f(total, wmax)
+
+
+@wp.func
+def point_status(
+    xy: wp.array2d(dtype=wp.vec2f), hw: wp.array2d(dtype=wp.float32), e: int, n: int, half: float, big_r: float
+) -> int:
+    """DEGENERATE, BOUNDS and TURN bits of env ``e``'s points: a zero-length neighbour segment;
+    a band edge outside the square of half side ``half``; a turn radius below ``big_r``."""
     status = int(0)
-    if total < min_length or total > max_length:
-        status = status | LENGTH
-    big_r = wp.max(min_turn_radius, wmax)
     for i in range(n):
         im = i - 1
         if im < 0:
@@ -90,14 +79,23 @@ def track_status(
             ang = wp.abs(wp.atan2(a[0] * b[1] - a[1] * b[0], wp.dot(a, b)))
             if ang * big_r > 0.5 * (la + lb):
                 status = status | TURN
-    if status != 0:
-        return status
-    spacing = total / float(n)
-    gmin = int(wp.ceil(PI * (big_r + clearance) / spacing))
-    if 2 * gmin > n:
-        return status
-    reach = 2.0 * wmax + clearance
-    # segments in at most MAX_CHUNKS chunks; each chunk's bounding box once
+    return status
+
+
+@wp.func
+def band_overlaps(
+    xy: wp.array2d(dtype=wp.vec2f),
+    hw: wp.array2d(dtype=wp.float32),
+    e: int,
+    n: int,
+    gmin: int,
+    reach: float,
+    clearance: float,
+) -> bool:
+    """True when two segments whose cyclic index gap lies in [gmin, n - gmin] come closer than
+    their half widths plus ``clearance``. Chunked: segments in at most MAX_CHUNKS chunks, chunk
+    pairs whose bounding boxes are more than ``reach`` apart skipped, then an exact midpoint
+    prefilter per segment pair."""
     chunk = wp.max(16, (n + MAX_CHUNKS - 1) / MAX_CHUNKS)
     nc = (n + chunk - 1) / chunk
     lo_x = chunk_vec()
@@ -141,7 +139,45 @@ def track_status(
                     if wp.dot(dm, dm) >= (need + smax) * (need + smax):
                         continue
                     if seg_seg_dist(pi0, pi1, pj0, pj1) < need:
-                        return status | OVERLAP
+                        return True
+    return False
+
+
+@wp.func
+def track_status(
+    xy: wp.array2d(dtype=wp.vec2f),
+    hw: wp.array2d(dtype=wp.float32),
+    e: int,
+    n: int,
+    size: float,
+    min_turn_radius: float,
+    clearance: float,
+    min_length: float,
+    max_length: float,
+) -> int:
+    """Failure bits of env ``e``'s closed centerline and band (0: every constraint holds).
+
+    Constraints (the numpy checker in the tests implements the same definitions):
+    length in [min_length, max_length]; both band edges of every point inside the square;
+    turn radius at every point >= R = max(min_turn_radius, max half width); and every pair of
+    segments whose cyclic index gap times the mean spacing is at least pi * (R + clearance)
+    are at least (their half widths + clearance) apart.
+    """
+    lw = length_and_widest(xy, hw, e, n)
+    total = lw[0]
+    wmax = lw[1]
+    status = int(0)
+    if total < min_length or total > max_length:
+        status = status | LENGTH
+    big_r = wp.max(min_turn_radius, wmax)
+    status = status | point_status(xy, hw, e, n, size * 0.5, big_r)
+    if status != 0:
+        return status
+    gmin = int(wp.ceil(PI * (big_r + clearance) / (total / float(n))))
+    if 2 * gmin > n:
+        return status
+    if band_overlaps(xy, hw, e, n, gmin, 2.0 * wmax + clearance, clearance):
+        return status | OVERLAP
     return status
 
 
@@ -224,8 +260,8 @@ def centerline_kernel(
             status = TURN
             continue
         # walk the dense polyline from the start knot, emitting evenly spaced points (the gate
-        # layout walks the same way; a shared struct-based walk measured 33% slower here, so the
-        # few lines stay inlined in both kernels)
+        # layout's place_gates walks the same way; a shared struct-based walk measured 33% slower
+        # here, so this kernel keeps its walk inlined: kept long for speed)
         inv = 1.0 / float(per_span)
         k = kbest
         q8 = span_coeffs(ctrl, e, num_ctrl, 1, k)

@@ -34,7 +34,7 @@ from track_gen.pipeline.registry import ArraySpec, StageContext, StageRegistry, 
 from track_gen.pipeline.spec import PipelineSpec, StageSpec
 from track_gen.rng import name_key, resolve_seeds
 
-__all__ = ["Program", "Layout", "ProgramResult", "build"]
+__all__ = ["Program", "Layout", "ProgramResult", "build", "register_family"]
 
 
 @dataclass(frozen=True)
@@ -410,8 +410,17 @@ def build(
 ) -> Program:
     """Build ``spec`` into a :class:`Program` (a :class:`TrackGenerator` / :class:`GateGenerator`
     for the ``"track"`` / ``"gates"`` families)."""
-    from track_gen.generators.gates import GateGenerator
-    from track_gen.generators.track import TrackGenerator
-
-    cls = {"track": TrackGenerator, "gates": GateGenerator}.get(getattr(spec, "family", None), Program)
+    cls = _FAMILY_CLASSES.get(getattr(spec, "family", None), Program)
     return cls(spec, registry=registry, prepare=prepare, out=out, seeds=seeds, stream=stream, env_offset=env_offset)
+
+
+#: the Program subclass :func:`build` makes for a spec's family. ``track_gen.generators`` registers
+#: ``"track"`` and ``"gates"`` when it is imported: the pipeline never imports the generators.
+_FAMILY_CLASSES: dict[str, type[Program]] = {}
+
+
+def register_family(family: str, cls: type[Program]) -> None:
+    """Have :func:`build` make a ``cls`` for specs of ``family``."""
+    if not (isinstance(cls, type) and issubclass(cls, Program)):
+        raise TypeError(f"register_family: expected a Program subclass, got {cls!r}")
+    _FAMILY_CLASSES[family] = cls

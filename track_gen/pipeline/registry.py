@@ -9,14 +9,18 @@ to be recorded (:class:`~track_gen.errors.NotCapturableError`).
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import warp as wp
 
-__all__ = ["ParamSpec", "ArraySpec", "StageDef", "StageContext", "StageRegistry", "default_registry", "register_stage"]
+from track_gen.checks import as_real
+
+__all__ = [
+    "ParamSpec", "ArraySpec", "StageDef", "StageContext", "StageRegistry", "add_builtin_stages", "default_registry",
+    "register_stage",
+]
 
 _KIND_RE = re.compile(r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)+$")
 _NAME_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -48,14 +52,14 @@ class ParamSpec:
 
     def check(self, name: str, value: Any) -> float | int:
         """Return ``value`` as a number, or raise naming ``name``, the value and the allowed range."""
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"{name}: expected a number, got {type(value).__name__} {value!r}")
-        if not math.isfinite(value):
-            raise ValueError(f"{name}: must be finite, got {value}")
+        # numbers follow track_gen.checks: numpy scalars welcome, bools refused, float32-finite
+        real = as_real(name, value)
         if self.integer:
-            if int(value) != value:
+            if int(real) != real:
                 raise ValueError(f"{name}: must be an integer, got {value}")
-            value = int(value)
+            value = int(real)
+        else:
+            value = real
         bad = (
             (self.lo is not None and (value <= self.lo if self.lo_open else value < self.lo))
             or (self.hi is not None and (value >= self.hi if self.hi_open else value > self.hi))
@@ -131,15 +135,27 @@ class StageContext:
         return self._program.layout.capacities[name]
 
 
+#: the functions that register the built-in stage kinds (``track.*``, ``gates.*``) into a registry.
+#: ``track_gen.generators`` adds them when it is imported (``import track_gen`` does): the pipeline
+#: never imports the generators, which are built on it.
+_BUILTIN_STAGES: list[Callable[["StageRegistry"], None]] = []
+
+
+def add_builtin_stages(registrar: Callable[["StageRegistry"], None]) -> None:
+    """Have every ``StageRegistry()`` (and the default registry) start with what ``registrar`` registers."""
+    _BUILTIN_STAGES.append(registrar)
+    if _default is not None:
+        registrar(_default)
+
+
 class StageRegistry:
     """Stage kinds by name. ``StageRegistry()`` starts with the built-in stages."""
 
     def __init__(self, *, empty: bool = False):
         self._defs: dict[str, StageDef] = {}
         if not empty:
-            from track_gen.generators import register_builtins
-
-            register_builtins(self)
+            for registrar in _BUILTIN_STAGES:
+                registrar(self)
 
     def register(
         self,

@@ -6,6 +6,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from track_gen.checks import as_real, is_number
+
 __all__ = ["StageSpec", "PipelineSpec"]
 
 
@@ -92,9 +94,11 @@ class PipelineSpec:
 def _as_range(name: str, rng: Any) -> tuple[float, float]:
     try:
         lo, hi = rng
-        lo, hi = float(lo), float(hi)
     except (TypeError, ValueError):
         raise TypeError(f"randomize[{name!r}]: expected a pair (lo, hi) of numbers, got {rng!r}") from None
+    if not (is_number(lo) and is_number(hi)):
+        raise TypeError(f"randomize[{name!r}]: expected a pair (lo, hi) of numbers, got {rng!r}")
+    lo, hi = as_real(f"randomize[{name!r}] lo", lo), as_real(f"randomize[{name!r}] hi", hi)
     if not lo <= hi:
         raise ValueError(f"randomize[{name!r}]: lo={lo:g} > hi={hi:g}; pass (lo, hi) with lo <= hi")
     return (lo, hi)

@@ -1,0 +1,36 @@
+"""Why a draw failed: the bits of ``result.status`` (0 is a valid course), one definition each.
+
+The kernels OR these bits together through ``wp.constant`` copies derived from the flags here
+(``track_kernels.LENGTH = wp.constant(int(TrackStatus.LENGTH))``...), so a value lives only here.
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["GateStatus", "TrackStatus"]
+
+
+class TrackStatus(enum.IntFlag):
+    """Why a track draw failed (bits of ``result.status``; 0 is a valid course)."""
+
+    NONE = 0
+    LENGTH = 1
+    BOUNDS = 2
+    TURN = 4
+    OVERLAP = 8
+    DEGENERATE = 16
+    GROUND = 32
+    GRADE = 64
+
+
+class GateStatus(enum.IntFlag):
+    """Why a gate-course draw failed (bits of ``result.status``; 0 is a valid course)."""
+
+    NONE = 0
+    SPACING = 1
+    CROWDED = 2
+    TURN = 4
+    BOUNDS = 8
+    GROUND = 16
+    OPENING = 32
