@@ -6,6 +6,8 @@ rendered with the Agg canvas directly: importing this module never imports matpl
 global backend is switched.
 
 - :func:`draw_track` / :func:`draw_gates` draw one env's course into a matplotlib ``Axes``.
+- :func:`draw_course` draws a course given as plain arrays (a dict of gates and/or a line), e.g.
+  under a flight path (``track_gen_isaac.report``); :func:`course_arrays` validates such a dict.
 - :func:`contact_sheet` draws the first envs of a track and/or a gate generator into a PNG grid.
 """
 
@@ -14,15 +16,17 @@ from __future__ import annotations
 import dataclasses
 import math
 import pathlib
+from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-__all__ = ["draw_track", "draw_gates", "contact_sheet", "host_result"]
+__all__ = ["draw_track", "draw_gates", "draw_course", "course_arrays", "contact_sheet", "host_result"]
 
 _INVALID_COLOR = "#c0392b"
 _BAND_COLOR = "#9aa7b4"
+_LIGHT_BAND_COLOR = "#c9d1d9"  # draw_course: under a flight path
 _LINE_COLOR = "#2c3e50"
 _START_COLOR = "#27ae60"
 
@@ -270,6 +274,154 @@ def draw_gates(
     if title:
         _title(ax, e, float(r.length[e]), valid, _status_text(status, GateStatus), f"  {count} gates")
     return bars
+
+
+# -- courses as plain arrays --------------------------------------------------------------------
+def _float_array(value: Any, name: str, shape_hint: str) -> np.ndarray:
+    try:
+        return np.asarray(_to_numpy(value), dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name}: expected a numeric array {shape_hint}, got {type(value).__name__}") from exc
+
+
+def _course_gates(g: Any, name: str) -> dict[str, Any]:
+    """Validated ``course["gates"]``: the first ``count`` centers ``[G,2]``, yaws, width, closed."""
+    if not isinstance(g, Mapping) or "pos" not in g or "yaw" not in g:
+        raise ValueError(f"{name}: expected a dict with 'pos' [G,3] and 'yaw' [G]")
+    pos = _float_array(g["pos"], f"{name}['pos']", "[G,3]")
+    yaw = _float_array(g["yaw"], f"{name}['yaw']", "[G]").reshape(-1)
+    if pos.ndim != 2 or pos.shape[1] not in (2, 3) or len(pos) != len(yaw):
+        raise ValueError(f"{name}: pos must be [G,3] and yaw [G], got {pos.shape} and {yaw.shape}")
+    count = int(g.get("count", len(pos)))
+    if not 0 <= count <= len(pos):
+        raise ValueError(f"{name}['count'] = {count} is outside 0..{len(pos)}")
+    if "width" not in g:
+        raise ValueError(f"{name} needs 'width' (the opening [m])")
+    width = float(g["width"])
+    if not width > 0:
+        raise ValueError(f"{name}['width'] must be > 0, got {width}")
+    return dict(pos=pos[:count, :2], yaw=yaw[:count], width=width, closed=bool(g.get("closed", True)))
+
+
+def course_arrays(course: Any, name: str = "course") -> dict[str, Any]:
+    """A validated numpy copy of a course given as plain arrays (the input of :func:`draw_course`).
+
+    ``course`` is a dict with ``"gates"`` and/or ``"line"`` (and optionally ``"half_width"``, see
+    :func:`draw_course`); the copy keeps x, y of every point, the first ``count`` gates, a
+    scalar ``half_width`` repeated per line point, and ``closed`` flags filled with their defaults.
+    ``name`` prefixes the error messages (e.g. ``"courses[3]"``).
+
+    Raises:
+        TypeError: ``course`` is not a dict, or an array is not numeric.
+        ValueError: no ``"gates"`` and no ``"line"``, or an entry of the wrong shape or value.
+    """
+    if not isinstance(course, Mapping):
+        raise TypeError(f"{name}: expected a dict, got {type(course).__name__}")
+    if "gates" not in course and "line" not in course:
+        raise ValueError(f"{name}: needs a 'gates' and/or a 'line' entry, got keys {sorted(course)}")
+    out: dict[str, Any] = {}
+    if "gates" in course:
+        out["gates"] = _course_gates(course["gates"], f"{name}['gates']")
+    if "line" in course:
+        line = _float_array(course["line"], f"{name}['line']", "[N,2|3]")
+        if line.ndim != 2 or line.shape[1] not in (2, 3) or len(line) < 2:
+            raise ValueError(f"{name}['line'] must be [N,2] or [N,3] with N >= 2, got {line.shape}")
+        out["line"] = line[:, :2]
+        out["closed"] = bool(course.get("closed", True))
+    if "half_width" in course:
+        if "line" not in out:
+            raise ValueError(f"{name}: 'half_width' needs a 'line' (the centerline)")
+        hw = _float_array(course["half_width"], f"{name}['half_width']", "[N]").reshape(-1)
+        if hw.size == 1:
+            hw = np.full(len(out["line"]), float(hw[0]))
+        if len(hw) != len(out["line"]):
+            raise ValueError(f"{name}: half_width has {len(hw)} values for a line of {len(out['line'])} points")
+        out["half_width"] = hw
+    return out
+
+
+def _band_edges(xy: np.ndarray, hw: np.ndarray, closed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Left/right edges ``xy ± hw * normal`` (normal = tangent turned +90°)."""
+    if closed:
+        tang = np.roll(xy, -1, axis=0) - np.roll(xy, 1, axis=0)
+    else:
+        tang = np.gradient(xy, axis=0)
+    tang /= np.maximum(np.linalg.norm(tang, axis=1, keepdims=True), 1e-12)
+    nrm = np.stack([-tang[:, 1], tang[:, 0]], axis=1)
+    return xy + hw[:, None] * nrm, xy - hw[:, None] * nrm
+
+
+def _gate_bars(pos: np.ndarray, yaw: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray]:
+    """Gate bars ``[G,2,2]`` (the opening, ``width`` long along ``yaw + 90°``) and unit flight
+    directions ``[G,2]`` (along ``yaw``) from centers ``pos [G,2]`` and ``yaw [G]``."""
+    fwd = np.stack([np.cos(yaw), np.sin(yaw)], axis=1)
+    across = np.stack([-fwd[:, 1], fwd[:, 0]], axis=1)
+    half = 0.5 * width
+    return np.stack([pos - half * across, pos + half * across], axis=1), fwd
+
+
+def _draw_line(ax, c: dict[str, Any]) -> list[np.ndarray]:
+    """The dashed course line and, with ``half_width``, the filled band and its edges."""
+    extent: list[np.ndarray] = []
+    xy = c["line"]
+    loop = np.vstack([xy, xy[:1]]) if c["closed"] else xy
+    if "half_width" in c:
+        left, right = _band_edges(xy, c["half_width"], c["closed"])
+        if c["closed"]:
+            left, right = np.vstack([left, left[:1]]), np.vstack([right, right[:1]])
+        ax.fill(np.concatenate([left[:, 0], right[::-1, 0]]), np.concatenate([left[:, 1], right[::-1, 1]]),
+                color=_LIGHT_BAND_COLOR, lw=0, zorder=0)
+        for edge in (left, right):
+            ax.plot(edge[:, 0], edge[:, 1], color="0.35", lw=0.8, zorder=1)
+        extent += [left, right]
+    ax.plot(loop[:, 0], loop[:, 1], color="0.5", lw=0.7, ls="--", zorder=1)
+    extent.append(xy)
+    return extent
+
+
+def _draw_gate_bars(ax, g: dict[str, Any], legs: bool) -> list[np.ndarray]:
+    """Gate bars, a tick along each gate's yaw, its index and, with ``legs``, lines between them."""
+    from matplotlib.collections import LineCollection
+
+    pos, yaw, half = g["pos"], g["yaw"], 0.5 * g["width"]
+    if not len(pos):
+        return []
+    segs, fwd = _gate_bars(pos, yaw, g["width"])
+    across = np.stack([-fwd[:, 1], fwd[:, 0]], axis=1)
+    if legs:
+        path = np.vstack([pos, pos[:1]]) if (g["closed"] and len(pos) > 2) else pos
+        ax.plot(path[:, 0], path[:, 1], color="0.6", lw=0.6, zorder=1)
+    ax.add_collection(LineCollection(segs, colors=_LINE_COLOR, linewidths=3.0, capstyle="butt", zorder=3))
+    tick = np.stack([pos, pos + 0.5 * half * fwd], axis=1)  # the direction a gate is passed in
+    ax.add_collection(LineCollection(tick, colors=_LINE_COLOR, linewidths=1.0, zorder=3))
+    for k in range(len(pos)):
+        p = pos[k] + 1.6 * half * across[k]
+        ax.text(p[0], p[1], str(k), fontsize=7, ha="center", va="center", zorder=5)
+    return [segs[:, 0], segs[:, 1]]
+
+
+def draw_course(ax, course: Any) -> list[np.ndarray]:
+    """Draw one course given as plain arrays top-down into ``ax`` (e.g. under a flight path).
+
+    ``course`` is a dict (validated by :func:`course_arrays`) with ``"gates"`` and/or ``"line"``:
+
+    - ``"gates"``: ``{"pos": [G,3], "yaw": [G] (rad, the flight direction through the gate),
+      "width": float (opening [m]), "count": int (first ``count`` are real; default G),
+      "closed": bool (join the last gate to the first; default True)}``. Drawn as a dark bar of
+      length ``width`` along ``yaw + 90°``, a tick along ``yaw``, and its index; without a
+      ``"line"``, a thin line joins the gates in order.
+    - ``"line"``: ``[N,2|3]`` course line or centerline (dashed), ``"closed"`` (default True).
+    - ``"half_width"``: ``[N]`` (or a scalar) with a ``"line"``: a band track, filled between its
+      edges ``line ± half_width`` along the line's normal.
+
+    Sets no limits, aspect or title. Returns the point arrays ``[K,2]`` that bound what was drawn
+    (for the caller's view limits).
+    """
+    c = course_arrays(course)
+    extent = _draw_line(ax, c) if "line" in c else []
+    if "gates" in c:
+        extent += _draw_gate_bars(ax, c["gates"], legs="line" not in c)
+    return extent
 
 
 # -- contact sheet ------------------------------------------------------------------------------

@@ -48,7 +48,8 @@ def resolve_checkpoint(path: str | Path) -> Path:
 
 
 def _course_snapshot(ec, e: int) -> dict:
-    """Env ``e``'s current course as plain arrays (env frame) for the trajectory plot."""
+    """Env ``e``'s current course as plain arrays (env frame) for the trajectory plot: the dict
+    :func:`track_gen.plot.draw_course` draws."""
     line = ec.course.course_line.line
     n = int(line.count.numpy()[e])
     out: dict = {"line": line.points.numpy()[e, :n].copy(), "closed": bool(line.closed.numpy()[e])}

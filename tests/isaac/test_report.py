@@ -1,4 +1,5 @@
-"""track_gen_isaac.report: tfevents reading, learning curve, trajectory panels, summary files, CLI.
+"""track_gen_isaac.report: tfevents reading, learning curve, trajectory panels, summary files, CLI
+(and the course drawing of track_gen.plot it uses under the flight paths).
 
 Runs on real files (a tfevents file written by torch's SummaryWriter with rsl_rl's tag names,
 real PNGs read back with matplotlib); no env is built.
@@ -16,6 +17,7 @@ import matplotlib.image as mpimg
 import numpy as np
 import pytest
 
+from track_gen import plot as tg_plot  # draws the courses under the flight paths
 from track_gen_isaac import report
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -187,7 +189,7 @@ def _circle(n: int, r: float) -> np.ndarray:
 
 def test_gate_bars_span_yaw_plus_90():
     pos = np.array([[1.0, 2.0], [0.0, 0.0]])
-    bars, fwd = report._gate_bars(pos, np.array([0.0, np.pi / 2]), 2.0)
+    bars, fwd = tg_plot._gate_bars(pos, np.array([0.0, np.pi / 2]), 2.0)
     np.testing.assert_allclose(bars[0], [[1.0, 1.0], [1.0, 3.0]], atol=1e-12)  # yaw 0: opening along y
     np.testing.assert_allclose(bars[1], [[1.0, 0.0], [-1.0, 0.0]], atol=1e-12)  # yaw 90°: along -x..x
     np.testing.assert_allclose(fwd, [[1.0, 0.0], [0.0, 1.0]], atol=1e-12)
@@ -195,10 +197,29 @@ def test_gate_bars_span_yaw_plus_90():
 
 def test_band_edges_of_a_circle():
     xy = _circle(64, 10.0)[:, :2]
-    left, right = report._band_edges(xy, np.full(64, 2.0), closed=True)
+    left, right = tg_plot._band_edges(xy, np.full(64, 2.0), closed=True)
     # counter-clockwise loop: left (tangent + 90°) is inside
     np.testing.assert_allclose(np.linalg.norm(left, axis=1), 8.0, rtol=1e-9)
     np.testing.assert_allclose(np.linalg.norm(right, axis=1), 12.0, rtol=1e-9)
+
+
+def test_draw_course_on_own_axes():
+    """The report's courses are drawn by track_gen.plot.draw_course; it works on any axes."""
+    from matplotlib.figure import Figure
+
+    pos = _circle(4, 5.0)
+    course = {"gates": {"pos": pos, "yaw": np.zeros(4), "width": 1.0, "count": 3}, "line": _circle(40, 5.0),
+              "half_width": 0.8}
+    checked = tg_plot.course_arrays(course)
+    assert checked["gates"]["pos"].shape == (3, 2) and checked["half_width"].shape == (40,)
+    assert tg_plot.course_arrays(checked)["gates"]["pos"].shape == (3, 2)  # a checked course passes again
+    ax = Figure().add_subplot()
+    extent = tg_plot.draw_course(ax, course)
+    pts = np.vstack(extent)
+    assert pts.shape[1] == 2 and np.abs(pts).max() == pytest.approx(5.8, rel=1e-3)  # the band's outer edge
+    assert [t.get_text() for t in ax.texts] == ["0", "1", "2"]
+    with pytest.raises(ValueError, match=r"^course: needs a 'gates'"):
+        tg_plot.course_arrays({})
 
 
 def test_plot_trajectories_three_courses(tmp_path):
