@@ -160,17 +160,17 @@ def track_status(xy: np.ndarray, hw: np.ndarray, size: float, min_turn_radius: f
         status |= TURN
     if status:
         return status
-    if _overlaps(xy, hw, total, wmax, big_r, clearance):
+    if _overlaps(xy, hw, total, wmax, clearance):
         status |= OVERLAP
     return status
 
 
-def _overlaps(xy, hw, total, wmax, big_r, clearance) -> bool:
-    """Band self-overlap, with the kernel's chunked bounding-box culling (CHUNK segments per box)."""
+def _overlaps(xy, hw, total, wmax, clearance) -> bool:
+    """Band self-overlap (segments closer than both their half widths plus ``clearance`` and the
+    turn-back bound ``2 / pi * g h - 2 h``), with the kernel's chunked bounding-box culling
+    (CHUNK segments per box)."""
     n = len(xy)
-    gmin = int(math.ceil(math.pi * (big_r + clearance) / (total / n)))
-    if 2 * gmin > n:
-        return False
+    h = total / n
     reach = 2.0 * wmax + clearance
     nc = (n + CHUNK - 1) // CHUNK
     # chunk c's box covers points c*CHUNK .. c*CHUNK + CHUNK (its segments' end points), wrapped
@@ -190,13 +190,14 @@ def _overlaps(xy, hw, total, wmax, big_r, clearance) -> bool:
     j = (cb[:, None, None] * CHUNK + off[None, None, :]) + 0 * off[None, :, None]
     gap = j - i
     gap = np.minimum(gap, n - gap)
-    keep = (i < n) & (j < n) & (j > i) & (gap >= gmin)
-    i, j = i[keep], j[keep]
+    keep = (i < n) & (j < n) & (j > i) & (gap >= 4)
+    i, j, gap = i[keep], j[keep], gap[keep]
     if len(i) == 0:
         return False
     i1, j1 = (i + 1) % n, (j + 1) % n
     need = np.maximum(hw[i], hw[i1]) + np.maximum(hw[j], hw[j1]) + clearance
-    return bool((seg_seg_dist(xy[i], xy[i1], xy[j], xy[j1]) < need).any())
+    bound = np.minimum(need, 2.0 / math.pi * gap * h - 2.0 * h)
+    return bool((seg_seg_dist(xy[i], xy[i1], xy[j], xy[j1]) < bound).any())
 
 
 # -- generation ---------------------------------------------------------------------------------

@@ -10,13 +10,19 @@ Band tracks (N centerline points ``p_i``, closed, indices cyclic; ``w_i`` the ha
   ``p_i +- w_i n_i`` satisfy ``max(|x|, |y|) <= size / 2``.
 * TURN     ``a = p_i - p_{i-1}``, ``b = p_{i+1} - p_i``, ``theta_i = |atan2(a x b, a . b)|``; the local
   radius ``0.5 (|a| + |b|) / theta_i`` is at least ``R = max(min_turn_radius, max_i w_i)``.
-* OVERLAP  segments ``i = [p_i, p_{i+1}]`` and ``j`` whose cyclic index gap
-  ``g = min(|i - j|, N - |i - j|)`` is at least ``ceil(pi (R + clearance) / (L / N))`` are at
-  least ``max(w_i, w_{i+1}) + max(w_j, w_{j+1}) + clearance`` apart (2D segment distance).
+* OVERLAP  no two segments ``i = [p_i, p_{i+1}]`` and ``j`` with cyclic index gap
+  ``g = min(|i - j|, N - |i - j|)`` have a 2D segment distance below both
+  ``need = max(w_i, w_{i+1}) + max(w_j, w_{j+1}) + clearance`` and the turn-back bound
+  ``2 / pi * g h - 2 h`` (``h = L / N``, the mean spacing). Within half a turn a curve of turn
+  radius >= R keeps two points at least ``2 / pi`` times their arc distance apart, so only a
+  centerline that bent back on itself can be that close; there is no window that grows with
+  ``clearance``, so a larger clearance only adds violations.
 * DEGENERATE  a zero chord (``|a|``, ``|b|`` or ``|p_{i+1} - p_{i-1}|`` is 0).
 * GROUND   (elevated) ``z_i >= 0``.
 * GRADE    (elevated) ``|z_{i+1} - z_i| <= 1.001 * max_grade * |p_{i+1} - p_i|`` (0.1 % slack).
-* NONFINITE  a NaN or inf anywhere in the inputs.
+* NONFINITE  a NaN or inf anywhere in the inputs, or a squared segment length beyond the
+  float32 range (the device computes lengths in float32: finite points whose distances overflow
+  it are non-finite geometry there). NONFINITE is reported alone.
 
 Gate courses (``count`` gates; legs ``k -> k+1`` for ``k < count - 1``, plus ``count-1 -> 0``
 when closed):
@@ -55,6 +61,9 @@ __all__ = ["band_reference", "gate_normals", "gate_violations", "seg_seg_dist", 
 
 # ---------------------------------------------------------------------------------------------
 # small helpers
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
 def _slack(bound, rel_tol, floor=1.0):
     return rel_tol * np.maximum(np.abs(bound), floor)
 
@@ -175,6 +184,9 @@ def track_violations(
     prv = np.roll(p, 1, axis=0)
     chord = np.linalg.norm(nxt - p, axis=1)
     total = float(chord.sum())
+    if not (np.all(np.sum((nxt - p) ** 2, axis=1) <= _F32_MAX) and total <= _F32_MAX):
+        out.add("NONFINITE")
+        return out
     # LENGTH
     if _ge(total, min_length, rel_tol) or _le(total, max_length, rel_tol):
         out.add("LENGTH")
@@ -204,21 +216,19 @@ def track_violations(
         out.add("TURN")
     # OVERLAP
     if total > 0.0:
-        spacing = total / n
-        # the gap threshold moves with the tolerance too (a larger gap checks fewer pairs)
-        gmin = math.ceil(math.pi * (big_r + clearance) / spacing * (1.0 + rel_tol))
+        h = total / n
         i, j, gap = _pairs(n)
-        sel = gap >= gmin
-        i, j = i[sel], j[sel]
         wseg = np.maximum(w, np.roll(w, -1))
-        need = wseg[i] + wseg[j] + clearance
+        bound = np.minimum(wseg[i] + wseg[j] + clearance, 2.0 / math.pi * gap * h - 2.0 * h)
+        sel = bound + _slack(bound, rel_tol) > 0.0
+        i, j, bound = i[sel], j[sel], bound[sel]
         # exact distances only where the cheap lower bound |m_i - m_j| - (|s_i| + |s_j|) / 2
-        # (segment midpoints m, lengths |s|) does not already clear the requirement
+        # (segment midpoints m, lengths |s|) does not already clear the bound
         mid = 0.5 * (p + nxt)
         lower = np.linalg.norm(mid[i] - mid[j], axis=1) - 0.5 * (chord[i] + chord[j])
-        near = ~(lower >= need - _slack(need, rel_tol))
-        i, j, need = i[near], j[near], need[near]
-        if i.size and _ge(seg_seg_dist(p[i], nxt[i], p[j], nxt[j]), need, rel_tol):
+        near = ~(lower >= bound - _slack(bound, rel_tol))
+        i, j, bound = i[near], j[near], bound[near]
+        if i.size and _ge(seg_seg_dist(p[i], nxt[i], p[j], nxt[j]), bound, rel_tol):
             out.add("OVERLAP")
     # elevation
     if z is not None:

@@ -9,6 +9,7 @@ from typing import Any
 import warp as wp
 
 from track_gen.capture import is_capturing, retain
+from track_gen.checks import as_bool
 from track_gen.course.components import check_components
 from track_gen.course.config import CourseConfig
 from track_gen.course.context import ComponentContext
@@ -432,6 +433,7 @@ class Course(metaclass=_CourseType):
         """Enqueue the regeneration body on the current stream (into your graph when recording);
         never builds a graph of the course's own."""
         self._check_owner()
+        advance = as_bool("enqueue_generate: advance", advance)
         if mask is not None:
             check_mask(mask, self.num_envs, self.device)
         if is_capturing(self.device):
@@ -460,6 +462,7 @@ class Course(metaclass=_CourseType):
         replays it; inside your capture it records into your graph.
         """
         self._check_owner()
+        advance = as_bool("regenerate: advance", advance)
         if mask is not None:
             check_mask(mask, self.num_envs, self.device)
         if is_capturing(self.device):

@@ -15,6 +15,7 @@ TURN = wp.constant(int(GateStatus.TURN))
 BOUNDS = wp.constant(int(GateStatus.BOUNDS))
 GROUND = wp.constant(int(GateStatus.GROUND))
 OPENING = wp.constant(int(GateStatus.OPENING))
+NONFINITE = wp.constant(int(GateStatus.NONFINITE))
 # A sprint runs along this fraction of a loop: an open course whose ends stay apart.
 SPRINT_FRACTION = wp.constant(0.8)
 
@@ -42,9 +43,17 @@ def gates_status(
     """Failure bits of env ``e``'s gates (0: valid). Same definitions as the tests' numpy checker:
     consecutive gate distances in [min_spacing, max_spacing] (the closing leg too when closed);
     every pair at least max(min_spacing, 2 * outer_half) apart; each leg leaves its gate and enters
-    the next within max_turn of their headings; frames inside the square and above the ground."""
+    the next within max_turn of their headings; frames inside the square and above the ground.
+    A NaN or inf pose, yaw or frame size gives NONFINITE alone; every other test is written so
+    that a NaN fails it."""
+    if not (wp.isfinite(outer_half) and wp.isfinite(bottom)):
+        return NONFINITE
+    for k in range(count):
+        p = pos[e, k]
+        if not (wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(p[2]) and wp.isfinite(yaw[e, k])):
+            return NONFINITE
     status = int(0)
-    if outer_half <= 0.0 or bottom <= 0.0:
+    if not (outer_half > 0.0 and bottom > 0.0):
         status = status | OPENING
     half = size * 0.5
     legs = count - 1
@@ -54,19 +63,19 @@ def gates_status(
         k1 = (k + 1) % count
         d = pos[e, k1] - pos[e, k]
         dist = wp.length(d)
-        if dist < min_spacing or dist > max_spacing:
+        if not (dist >= min_spacing and dist <= max_spacing):
             status = status | SPACING
-        if leg_angle(yaw[e, k], d) > max_turn or leg_angle(yaw[e, k1], d) > max_turn:
+        if not (leg_angle(yaw[e, k], d) <= max_turn and leg_angle(yaw[e, k1], d) <= max_turn):
             status = status | TURN
     sep = wp.max(min_spacing, 2.0 * outer_half)
     for k in range(count):
         p = pos[e, k]
-        if wp.max(wp.abs(p[0]), wp.abs(p[1])) + outer_half > half:
+        if not (wp.max(wp.abs(p[0]), wp.abs(p[1])) + outer_half <= half):
             status = status | BOUNDS
-        if p[2] - bottom < 0.0:
+        if not (p[2] - bottom >= 0.0):
             status = status | GROUND
         for m in range(k + 1, count):
-            if wp.length(pos[e, m] - p) < sep:
+            if not (wp.length(pos[e, m] - p) >= sep):
                 status = status | CROWDED
     return status
 
@@ -236,6 +245,8 @@ def layout_kernel(
         status = gates_status(
             pos, yaw, e, count, closed, size[e], min_spacing[e], max_spacing[e], max_turn[e], outer_half, bottom
         )
+        if not wp.isfinite(total):
+            status = NONFINITE      # a path length that overflows float32
         if status == 0:
             break
     q0 = span_coeffs(ctrl, e, num_ctrl, 1, 0)
@@ -244,6 +255,8 @@ def layout_kernel(
     d0 = p1 - p0
     start_pos[e] = wp.vec3f(p0[0], p0[1], pos[e, 0][2])
     start_yaw[e] = wp.atan2(d0[1], d0[0])
+    if not (wp.isfinite(p0[0]) and wp.isfinite(p0[1]) and wp.isfinite(start_yaw[e])):
+        status = NONFINITE
     count_out[e] = count
     length_out[e] = total
     attempts_out[e] = used

@@ -17,6 +17,7 @@ from typing import ClassVar, Mapping
 
 import warp as wp
 
+from track_gen.checks import as_bool
 from track_gen.generators import gate_kernels as K
 from track_gen.generators.family import FamilyGenerator
 from track_gen.generators.status import GateStatus
@@ -150,11 +151,11 @@ class GateGenConfig:
     family: ClassVar[str] = "gates"
 
     def to_spec(self) -> PipelineSpec:
-        if not isinstance(self.closed, bool):
-            raise TypeError(f"closed: expected a bool, got {type(self.closed).__name__}")
-        lay = {n: getattr(self, n) for n in LAYOUT_PARAMS if n not in ("dense_per_span", "closed")}
-        lay["closed"] = int(self.closed)
-        frames = {n: getattr(self, n) for n in FRAME_PARAMS}
+        # every field is checked (named as its parameter) before anything reads it
+        lay = {n: LAYOUT_PARAMS[n].check(f"gates.{n}", getattr(self, n)) for n in LAYOUT_PARAMS
+               if n not in ("dense_per_span", "closed")}
+        lay["closed"] = int(as_bool("closed", self.closed))
+        frames = {n: FRAME_PARAMS[n].check(f"gate_frames.{n}", getattr(self, n)) for n in FRAME_PARAMS}
         spec = PipelineSpec(
             self.num_envs, self.device,
             (StageSpec("gates", "gates.layout", lay), StageSpec("gate_frames", "gates.frames", frames)),

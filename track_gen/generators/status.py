@@ -22,6 +22,8 @@ class TrackStatus(enum.IntFlag):
     DEGENERATE = 16
     GROUND = 32
     GRADE = 64
+    NONFINITE = 128
+    """a NaN or inf in the centerline, half widths, heights or derived length (never valid)"""
 
 
 class GateStatus(enum.IntFlag):
@@ -34,3 +36,5 @@ class GateStatus(enum.IntFlag):
     BOUNDS = 8
     GROUND = 16
     OPENING = 32
+    NONFINITE = 64
+    """a NaN or inf in the gate poses, path length or start pose (never valid)"""

@@ -26,6 +26,7 @@ from typing import ClassVar, Mapping
 
 import warp as wp
 
+from track_gen.checks import as_bool
 from track_gen.generators import track_kernels as K
 from track_gen.generators.family import FamilyGenerator
 from track_gen.generators.status import TrackStatus
@@ -193,16 +194,18 @@ class TrackGenConfig:
     family: ClassVar[str] = "track"
 
     def to_spec(self) -> PipelineSpec:
-        cl = {n: getattr(self, n) for n in CENTERLINE_PARAMS}
+        # every field is checked (named as its parameter) before anything reads it; the elevation
+        # fields even when the track is flat
+        cl = {n: CENTERLINE_PARAMS[n].check(f"centerline.{n}", getattr(self, n)) for n in CENTERLINE_PARAMS}
+        el = {param: ELEVATION_PARAMS[param].check(f"elevation.{param}" if f == param else f"{f} (elevation.{param})",
+                                                   getattr(self, f)) for f, param in ELEVATION_FIELDS.items()}
+        elevated = as_bool("elevated", self.elevated)
         stages = [StageSpec("centerline", "track.centerline", cl), StageSpec("band", "track.band")]
-        if not isinstance(self.elevated, bool):
-            raise TypeError(f"elevated: expected a bool, got {type(self.elevated).__name__}")
-        if self.elevated:
-            el = {param: getattr(self, f) for f, param in ELEVATION_FIELDS.items()}
+        if elevated:
             stages.append(StageSpec("elevation", "track.elevation", el))
         spec = PipelineSpec(
             self.num_envs, self.device, tuple(stages), family="track",
-            max_loop_length=None if self.elevated else float(self.max_length),
+            max_loop_length=None if elevated else float(cl["max_length"]),
         )
         return spec.with_randomize(self.randomize) if self.randomize else spec
 

@@ -23,12 +23,26 @@ OVERLAP = wp.constant(int(TrackStatus.OVERLAP))
 DEGENERATE = wp.constant(int(TrackStatus.DEGENERATE))
 GROUND = wp.constant(int(TrackStatus.GROUND))
 GRADE = wp.constant(int(TrackStatus.GRADE))
+NONFINITE = wp.constant(int(TrackStatus.NONFINITE))
 MAX_CHUNKS = wp.constant(64)
 chunk_vec = wp.types.vector(length=MAX_CHUNKS, dtype=wp.float32)
-PI = wp.constant(3.141592653589793)
+TWO_OVER_PI = wp.constant(0.6366197723675814)
+# the smallest cyclic segment gap whose turn-back bound 2 / pi * g h - 2 h is positive
+MIN_GAP = wp.constant(4)
 # A draw whose dense spline has a turn radius below this fraction of the required one is
 # redrawn before resampling (it would fail the exact TURN check anyway).
 EARLY_REJECT = wp.constant(0.9)
+
+
+@wp.func
+def all_finite(xy: wp.array2d(dtype=wp.vec2f), hw: wp.array2d(dtype=wp.float32), e: int, n: int) -> bool:
+    """Whether every centerline point and half width of env ``e`` is finite."""
+    ok = bool(True)
+    for i in range(n):
+        p = xy[e, i]
+        if not (wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(hw[e, i])):
+            ok = False
+    return ok
 
 
 @wp.func
@@ -66,7 +80,8 @@ def point_status(
         tl = wp.length(t)
         la = wp.length(a)
         lb = wp.length(b)
-        if tl <= 0.0 or la <= 0.0 or lb <= 0.0:
+        # every test is written so that NaN fails it (a NaN comparison is false)
+        if not (tl > 0.0 and la > 0.0 and lb > 0.0):
             status = status | DEGENERATE
         else:
             t = t / tl
@@ -74,10 +89,10 @@ def point_status(
             e1 = p + nrm
             e2 = p - nrm
             ext = wp.max(wp.max(wp.abs(e1[0]), wp.abs(e1[1])), wp.max(wp.abs(e2[0]), wp.abs(e2[1])))
-            if ext > half:
+            if not (ext <= half):
                 status = status | BOUNDS
             ang = wp.abs(wp.atan2(a[0] * b[1] - a[1] * b[0], wp.dot(a, b)))
-            if ang * big_r > 0.5 * (la + lb):
+            if not (ang * big_r <= 0.5 * (la + lb)):
                 status = status | TURN
     return status
 
@@ -88,14 +103,23 @@ def band_overlaps(
     hw: wp.array2d(dtype=wp.float32),
     e: int,
     n: int,
-    gmin: int,
+    h: float,
     reach: float,
     clearance: float,
 ) -> bool:
-    """True when two segments whose cyclic index gap lies in [gmin, n - gmin] come closer than
-    their half widths plus ``clearance``. Chunked: segments in at most MAX_CHUNKS chunks, chunk
-    pairs whose bounding boxes are more than ``reach`` apart skipped, then an exact midpoint
-    prefilter per segment pair."""
+    """True when two parts of env ``e``'s band that the centerline turned back between come
+    closer than their half widths plus ``clearance``.
+
+    Segments ``i`` and ``j`` (cyclic index gap ``g``, arc distance ``g h`` with ``h`` the mean
+    spacing) overlap when their distance is below both ``need`` (the two half widths plus
+    ``clearance``) and ``2 / pi * g h - 2 h``. A curve whose turn radius is at least R never
+    brings two points closer than ``2 / pi`` times the arc between them within half a turn
+    (Schur's comparison with a circle of radius R), so only a centerline that bent back on
+    itself can meet the second bound; ``2 h`` covers the polyline's discretization. The rule
+    needs no window that grows with ``clearance``: a larger clearance only adds pairs.
+
+    Chunked: segments in at most MAX_CHUNKS chunks, chunk pairs whose bounding boxes are more
+    than ``reach`` (the largest ``need``) apart skipped, then an exact midpoint prefilter."""
     chunk = wp.max(16, (n + MAX_CHUNKS - 1) / MAX_CHUNKS)
     nc = (n + chunk - 1) / chunk
     lo_x = chunk_vec()
@@ -128,17 +152,20 @@ def band_overlaps(
                 pi1 = xy[e, i1]
                 mid_i = (pi0 + pi1) * 0.5
                 wi = wp.max(hw[e, i], hw[e, i1])
-                # only pairs whose cyclic gap j - i lies in [gmin, n - gmin]
-                for j in range(wp.max(cb * chunk, i + gmin), wp.min(wp.min(cb * chunk + chunk, n), i + n - gmin + 1)):
-                    j1 = (j + 1) % n
+                # gaps below MIN_GAP can never meet the turn-back bound
+                for j in range(wp.max(cb * chunk, i + MIN_GAP), wp.min(wp.min(cb * chunk + chunk, n), i + n - MIN_GAP + 1)):
+                    g = wp.min(j - i, n - (j - i))
+                    bound = wp.min(wi + wp.max(hw[e, j], hw[e, (j + 1) % n]) + clearance,
+                                   TWO_OVER_PI * float(g) * h - 2.0 * h)
+                    if bound <= 0.0:
+                        continue
                     pj0 = xy[e, j]
-                    pj1 = xy[e, j1]
-                    need = wi + wp.max(hw[e, j], hw[e, j1]) + clearance
+                    pj1 = xy[e, (j + 1) % n]
                     # exact prefilter: segment distance >= midpoint distance - longest segment
                     dm = (pj0 + pj1) * 0.5 - mid_i
-                    if wp.dot(dm, dm) >= (need + smax) * (need + smax):
+                    if wp.dot(dm, dm) >= (bound + smax) * (bound + smax):
                         continue
-                    if seg_seg_dist(pi0, pi1, pj0, pj1) < need:
+                    if seg_seg_dist(pi0, pi1, pj0, pj1) < bound:
                         return True
     return False
 
@@ -157,26 +184,27 @@ def track_status(
 ) -> int:
     """Failure bits of env ``e``'s closed centerline and band (0: every constraint holds).
 
-    Constraints (the numpy checker in the tests implements the same definitions):
-    length in [min_length, max_length]; both band edges of every point inside the square;
-    turn radius at every point >= R = max(min_turn_radius, max half width); and every pair of
-    segments whose cyclic index gap times the mean spacing is at least pi * (R + clearance)
-    are at least (their half widths + clearance) apart.
+    Constraints (the numpy checker in the tests implements the same definitions): every point,
+    half width and the length finite (else NONFINITE alone); length in [min_length,
+    max_length]; both band edges of every point inside the square; turn radius at every point
+    >= R = max(min_turn_radius, max half width); no overlap (:func:`band_overlaps`). Every
+    comparison is written so that a NaN fails it.
     """
+    if not all_finite(xy, hw, e, n):
+        return NONFINITE
     lw = length_and_widest(xy, hw, e, n)
     total = lw[0]
     wmax = lw[1]
+    if not (wp.isfinite(total) and wp.isfinite(wmax)):
+        return NONFINITE    # finite points whose distances overflow float32
     status = int(0)
-    if total < min_length or total > max_length:
+    if not (total >= min_length and total <= max_length):
         status = status | LENGTH
     big_r = wp.max(min_turn_radius, wmax)
     status = status | point_status(xy, hw, e, n, size * 0.5, big_r)
     if status != 0:
         return status
-    gmin = int(wp.ceil(PI * (big_r + clearance) / (total / float(n))))
-    if 2 * gmin > n:
-        return status
-    if band_overlaps(xy, hw, e, n, gmin, 2.0 * wmax + clearance, clearance):
+    if band_overlaps(xy, hw, e, n, total / float(n), 2.0 * wmax + clearance, clearance):
         return status | OVERLAP
     return status
 
@@ -297,6 +325,10 @@ def centerline_kernel(
         status = track_status(
             xy, hw, e, num_points, size[e], min_turn_radius[e], clearance[e], min_length[e], max_length
         )
+        if not wp.isfinite(total):
+            # a NaN / inf control point (or a spline length beyond float32) stalls the resampling
+            # walk on finite points: the resampled line would look merely degenerate
+            status = NONFINITE
         if status == 0:
             break
     attempts_out[e] = used
@@ -383,12 +415,18 @@ def elevation_kernel(
         z[e, i] = base_height[e] + a1 * wp.sin(x + f1) + a2 * wp.sin(2.0 * x + f2) + a3 * wp.sin(3.0 * x + f3)
     status = status_in[e]
     for i in range(n):
-        ip = (i + 1) % n
-        if z[e, i] < 0.0:
-            status = status | GROUND
-        run = wp.length(xy[e, ip] - xy[e, i])
-        if wp.abs(z[e, ip] - z[e, i]) > grade * run * 1.001 + 1.0e-6:
-            status = status | GRADE
+        if not wp.isfinite(z[e, i]):
+            status = status | NONFINITE
+    if (status & NONFINITE) != 0:
+        status = NONFINITE      # like the centerline: non-finite geometry carries no other bit
+    else:
+        for i in range(n):
+            ip = (i + 1) % n
+            if not (z[e, i] >= 0.0):
+                status = status | GROUND
+            run = wp.length(xy[e, ip] - xy[e, i])
+            if not (wp.abs(z[e, ip] - z[e, i]) <= grade * run * 1.001 + 1.0e-6):
+                status = status | GRADE
     p0 = xy[e, 0]
     start_pos[e] = wp.vec3f(p0[0], p0[1], z[e, 0])
     status_out[e] = status

@@ -173,8 +173,9 @@ class Randomizers(MutableMapping):
     next regeneration on; deleting it goes back to the base value.
     """
 
-    def __init__(self, table: ParamTable):
+    def __init__(self, table: ParamTable, on_set=None):
         self._t = table
+        self._on_set = on_set
 
     def __getitem__(self, name):
         return self._t._ranges[name]
@@ -186,8 +187,10 @@ class Randomizers(MutableMapping):
             raise KeyError(f"{name!r} is not a dynamic parameter; dynamic parameters: {self._t.dynamic}")
         lo, hi = _as_range(name, rng)
         spec = self._t.specs[name]
-        spec.check(f"randomize[{name!r}] lo", lo)
-        spec.check(f"randomize[{name!r}] hi", hi)
+        lo = spec.check(f"randomize[{name!r}] lo", lo)
+        hi = spec.check(f"randomize[{name!r}] hi", hi)
+        if self._on_set is not None:
+            self._on_set(name, lo, hi)   # the guards of params[name] see both ends
         self._t.set_range(name, (lo, hi))
 
     def __delitem__(self, name):

@@ -24,9 +24,11 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+import numpy as np
 import warp as wp
 
 from track_gen.capture import is_capturing
+from track_gen.checks import INT32_MAX, as_bool, as_int
 from track_gen.errors import CaptureError, NotCapturableError
 from track_gen.exec import ExecContext, check_mask, mask_to_active
 from track_gen.pipeline.params import ParamTable, Params, Randomizers
@@ -141,8 +143,9 @@ class Program:
         if not isinstance(spec, PipelineSpec):
             raise TypeError(f"spec: expected a PipelineSpec, got {type(spec).__name__}")
         registry = registry or default_registry()
-        if isinstance(spec.num_envs, bool) or not isinstance(spec.num_envs, int) or spec.num_envs < 1:
+        if isinstance(spec.num_envs, (bool, np.bool_)):
             raise ValueError(f"num_envs: expected an int >= 1, got {spec.num_envs!r}")
+        num_envs = as_int("num_envs", spec.num_envs, 1, INT32_MAX)
         try:
             device = wp.get_device(spec.device)
         except Exception as exc:
@@ -151,7 +154,7 @@ class Program:
             raise ValueError("stages: a pipeline needs at least one stage")
         self.spec = spec
         self.registry = registry
-        self.num_envs = E = spec.num_envs
+        self.num_envs = E = num_envs
         self.device = device
         self.stream = stream
         defs, values, specs = self._check_stages(spec, registry)
@@ -159,7 +162,7 @@ class Program:
         self._params = ParamTable(specs, values, spec.randomize, E, device)
         self._guards: dict[str, list] = {}
         self.params = Params(self._params, on_set=self._run_guards)
-        self.randomizers = Randomizers(self._params)
+        self.randomizers = Randomizers(self._params, on_set=self._run_range_guards)
         self.seeds, self.rng = resolve_seeds(seeds, E, device, env_offset)
         self.generation = wp.zeros(E, dtype=wp.int32, device=device)
         self._active = wp.zeros(E, dtype=wp.int32, device=device)
@@ -219,7 +222,8 @@ class Program:
         """Hook for families with cross-parameter rules (raises before anything is written)."""
 
     def add_param_guard(self, name: str, guard) -> None:
-        """Run ``guard(name, value)`` before every ``params[name] = value``; it raises to refuse."""
+        """Run ``guard(name, value)`` before every ``params[name] = value`` (and on both ends of a
+        ``randomizers[name] = (lo, hi)``); it raises to refuse."""
         if name not in self.params:
             raise KeyError(f"unknown parameter {name!r}")
         self._guards.setdefault(name, []).append(guard)
@@ -228,6 +232,12 @@ class Program:
         self._check_param_set(name, value)
         for guard in self._guards.get(name, ()):
             guard(name, value)
+
+    def _run_range_guards(self, name: str, lo: float, hi: float) -> None:
+        """A randomizer range passes a parameter's guards when both of its ends do."""
+        for guard in self._guards.get(name, ()):
+            guard(name, lo)
+            guard(name, hi)
 
     def _shape(self, a: ArraySpec, what: str) -> tuple[int, ...]:
         dims = []
@@ -330,6 +340,12 @@ class Program:
         rebuilds their current one (e.g. after a parameter change). Recordable: nothing here
         allocates, syncs or reads device data on the host.
         """
+        if ctx is not None and not isinstance(ctx, ExecContext):
+            raise TypeError(
+                f"enqueue: ctx must be an ExecContext or None, got {type(ctx).__name__} {ctx!r}; the device is "
+                "fixed when the generator is built; pass advance= and mask= by keyword"
+            )
+        advance = as_bool("enqueue: advance", advance)
         if mask is not None:
             check_mask(mask, self.num_envs, self.device)
         capturing = is_capturing(self.device)
