@@ -2,7 +2,7 @@
 
 Put one on the env cfg as an attribute (``course`` by default) and the course terms of
 :mod:`track_gen_isaac.mdp` build the course from it on first use, once per env instance
-(:func:`track_gen_isaac.env_course.env_course`)::
+(:func:`track_gen_isaac.env_course.get_course`)::
 
     @configclass
     class MyEnvCfg(ManagerBasedRLEnvCfg):

@@ -33,7 +33,7 @@ import numpy as np
 import warp as wp
 
 __all__ = [
-    "MarkerPoses", "CourseDebugVis", "gate_marker_poses", "line_marker_poses", "marker_poses", "set_debug_vis",
+    "MarkerPoses", "CourseDebugVis", "gate_marker_poses", "line_marker_poses", "marker_poses",
     "MIN_BAR", "LINE_POINTS", "POINT_RADIUS",
 ]
 
@@ -295,22 +295,3 @@ class CourseDebugVis:
     def __repr__(self) -> str:
         return (f"CourseDebugVis(groups={list(self.markers)}, num_envs={self.num_envs}, enabled={self.enabled}, "
                 f"updates={self.updates})")
-
-
-def set_debug_vis(env, debug_vis: bool, name: str = "course") -> CourseDebugVis | None:
-    """Turn the debug markers of ``env``'s course ``name`` on or off at run time (they are built on
-    the first ``True`` when ``CourseCfg.debug_vis`` was False). Returns the :class:`CourseDebugVis`
-    (None when turning off a course that never had one)."""
-    from track_gen_isaac.env_course import get_course
-
-    if not isinstance(debug_vis, bool):
-        raise TypeError(f"debug_vis: expected True or False, got {debug_vis!r}")
-    ec = get_course(env, name)
-    dv = getattr(ec, "debug_vis", None)
-    if dv is None:
-        if not debug_vis:
-            return None
-        dv = ec.debug_vis = CourseDebugVis(env, ec)
-        return dv
-    dv.set_debug_vis(debug_vis)
-    return dv

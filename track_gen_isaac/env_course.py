@@ -49,16 +49,21 @@ import warp as wp
 import track_gen as tg
 from track_gen.course import Course, StepResult
 from track_gen.exec import mask_to_active
-from track_gen.rng import name_key
+from track_gen.rng import name_key, stream_state
 from track_gen.tools import Component
+from track_gen.tools.checkpoints import jitter_position
 
 from track_gen_isaac.course_cfg import CourseCfg
-from track_gen_isaac import kernels as K
 
-__all__ = ["EnvCourse", "get_course", "global_rank", "course_seed", "build_course", "origin_view", "CACHE_ATTR"]
+__all__ = ["EnvCourse", "get_course", "global_rank", "course_seed", "build_course", "origin_view", "register_reader",
+           "set_debug_vis", "CACHE_ATTR", "READERS_ATTR"]
+
+wp.set_module_options({"enable_backward": False})
 
 #: the attribute of the env object that caches its courses by name
 CACHE_ATTR = "_track_gen_courses"
+#: the attribute of the env object that lists, per course name, the reader terms of the warp runtime
+READERS_ATTR = "_track_gen_readers"
 
 _START_KEY = name_key("track_gen_isaac.start_pose")
 
@@ -132,6 +137,57 @@ def build_course(cfg: CourseCfg, num_envs: int, device: str, *, seed: int, rank:
                         localize_window=cfg.localize_window, extra=extra, seeds=seeds)
 
 
+@wp.kernel
+def start_pose_kernel(
+    active: wp.array(dtype=wp.int32),
+    seeds: wp.array(dtype=wp.int32),
+    counter: wp.array(dtype=wp.int32),
+    key: int,
+    start_pos: wp.array(dtype=wp.vec3f),
+    start_yaw: wp.array(dtype=wp.float32),
+    jitter_lateral: float,
+    jitter_vertical: float,
+    jitter_yaw: float,
+    out_pos: wp.array(dtype=wp.vec3f),
+    out_yaw: wp.array(dtype=wp.float32),
+):
+    """The course start pose plus uniform jitter (lateral along the start's left axis, vertical,
+    yaw), for masked envs; counter-based draws per env (independent of the other envs)."""
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    c = counter[e] + 1
+    counter[e] = c
+    st = stream_state(seeds[e], c, key, 0)
+    r1 = wp.randf(st)
+    r2 = wp.randf(st)
+    r3 = wp.randf(st)
+    yaw = start_yaw[e]
+    lat = wp.vec3f(-wp.sin(yaw), wp.cos(yaw), 0.0)
+    out_pos[e] = jitter_position(start_pos[e], lat, r1, r2, jitter_lateral, jitter_vertical)
+    out_yaw[e] = yaw + jitter_yaw * (2.0 * r3 - 1.0)
+
+
+@wp.kernel
+def place_pose_kernel(
+    active: wp.array(dtype=wp.int32),
+    pos_env: wp.array(dtype=wp.vec3f),
+    yaw: wp.array(dtype=wp.float32),
+    origin: wp.array(dtype=wp.vec3f),
+    z_offset: float,
+    pose: wp.array(dtype=wp.transformf),
+    velocity: wp.array(dtype=wp.spatial_vectorf),
+):
+    """Root pose (world) = course pose + origin + z_offset, facing yaw; zero velocity; masked envs only."""
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    h = 0.5 * yaw[e]
+    p = pos_env[e] + origin[e] + wp.vec3f(0.0, 0.0, z_offset)
+    pose[e] = wp.transformf(p, wp.quatf(0.0, 0.0, wp.sin(h), wp.cos(h)))
+    velocity[e] = wp.spatial_vectorf(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
 class EnvCourse:
     """A course built for one env instance and bound to one of its scene entities.
 
@@ -180,13 +236,11 @@ class EnvCourse:
         declared = set()
         for c in self.course.components.values():
             declared |= set((c.inputs or {}).keys())
-        self.declared_inputs = frozenset(declared)
         self.bindings = {"position": self.position, "orientation": self.orientation,
                          "half_extents": self.half_extents}
         if "origin" in declared:
             self.bindings["origin"] = self.origin
         self.course.bind(**self.bindings)
-        self.binds_origin = "origin" in self.bindings
         # event scratch
         self.mask = wp.zeros(E, dtype=wp.int32, device=self.device)
         self.mask_t = wp.to_torch(self.mask)
@@ -283,25 +337,18 @@ class EnvCourse:
         return self.result
 
     def _find_owner(self):
-        from track_gen_isaac.experimental.mdp._base import WarpCourseTerm
-
+        """The owner among the reader terms registered for this course (:func:`register_reader`, in
+        construction order): the first termination, else the first weighted reward, else the first
+        observation. None while the env is still being built (nobody steps yet)."""
         env = self.env
-
-        def ours(tc):
-            f = tc.func
-            cls = f if isinstance(f, type) else type(f)
-            return issubclass(cls, WarpCourseTerm) and tc.params.get("course_name", "course") == self.name
-
-        tm, rm, om = (getattr(env, n, None) for n in ("termination_manager", "reward_manager", "observation_manager"))
-        if tm is None or rm is None or om is None:
-            return None  # the env is still being built: nobody steps yet
-        candidates = list(getattr(tm, "_term_cfgs", []))
-        candidates += [tc for tc in getattr(rm, "_term_cfgs", []) if tc.weight != 0.0]
-        for group in getattr(om, "_group_obs_term_cfgs", {}).values():
-            candidates += list(group)
-        for tc in candidates:
-            if ours(tc):
-                return tc
+        managers = ("termination_manager", "reward_manager", "observation_manager")
+        if any(getattr(env, n, None) is None for n in managers):
+            return None
+        readers = env.__dict__.get(READERS_ATTR, {}).get(self.name, [])
+        for kind in ("termination", "reward", "observation"):
+            for k, tc in readers:
+                if k == kind and (kind != "reward" or tc.weight != 0.0):
+                    return tc
         raise RuntimeError(f"no course term reads env.cfg.{self.name}: nothing would step the course")
 
     def relocalize(self) -> None:
@@ -346,7 +393,7 @@ class EnvCourse:
         envs of the int32 ``mask``. Recordable."""
         jl, jv, jy = _jitter(jitter)
         r = self.course.result
-        wp.launch(K.start_pose_kernel, dim=self.num_envs,
+        wp.launch(start_pose_kernel, dim=self.num_envs,
                   inputs=[mask, self.course.seeds.seeds, self.start_counter, _START_KEY,
                           r.start_pos, r.start_yaw, jl, jv, jy],
                   outputs=[self.pose_pos, self.pose_yaw], device=self.device)
@@ -366,7 +413,7 @@ class EnvCourse:
         """World root poses (``pose_pos`` + origin + z_offset, yaw ``pose_yaw``) and zero velocities for
         the envs of ``mask``, into ``pose`` / ``velocity`` ([E] transformf / spatial_vectorf; default
         :attr:`root_pose` / :attr:`root_velocity`). Recordable."""
-        wp.launch(K.place_pose_kernel, dim=self.num_envs,
+        wp.launch(place_pose_kernel, dim=self.num_envs,
                   inputs=[mask, self.pose_pos, self.pose_yaw, self.origin, float(z_offset)],
                   outputs=[self.root_pose if pose is None else pose,
                            self.root_velocity if velocity is None else velocity], device=self.device)
@@ -425,3 +472,34 @@ def get_course(env, name: str = "course") -> EnvCourse:
         ec = cache[name] = EnvCourse(env, course_cfg_of(env.cfg, name), name)
     return ec
 
+
+def register_reader(env, name: str, kind: str, term_cfg) -> None:
+    """Warp runtime: a term reading course ``name`` declares itself when it is constructed:
+    ``kind`` is ``"termination"``, ``"reward"`` or ``"observation"`` (the manager it belongs to),
+    ``term_cfg`` its cfg. The course steps when its owner term (:meth:`EnvCourse.step_as`), the
+    first of these the env evaluates in a step, reads it. Kept on the env object, so two envs share
+    nothing; the course itself is still built on first use."""
+    readers = env.__dict__.get(READERS_ATTR)
+    if readers is None:
+        readers = {}
+        setattr(env, READERS_ATTR, readers)
+    readers.setdefault(name, []).append((kind, term_cfg))
+
+
+def set_debug_vis(env, debug_vis: bool, name: str = "course"):
+    """Turn the debug markers of ``env``'s course ``name`` on or off at run time (they are built on
+    the first ``True`` when ``CourseCfg.debug_vis`` was False). Returns the
+    :class:`~track_gen_isaac.debug_vis.CourseDebugVis` (None when turning off a course that never had one)."""
+    from track_gen_isaac.debug_vis import CourseDebugVis
+
+    if not isinstance(debug_vis, bool):
+        raise TypeError(f"debug_vis: expected True or False, got {debug_vis!r}")
+    ec = get_course(env, name)
+    dv = getattr(ec, "debug_vis", None)
+    if dv is None:
+        if not debug_vis:
+            return None
+        dv = ec.debug_vis = CourseDebugVis(env, ec)
+        return dv
+    dv.set_debug_vis(debug_vis)
+    return dv

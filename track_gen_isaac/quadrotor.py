@@ -118,7 +118,7 @@ def quadrotor_asset_cfg(model: QuadrotorModel = CRAZYFLIE, prim_path: str = "{EN
         spawn=sim_utils.CuboidCfg(
             size=tuple(float(s) for s in model.size),
             mass_props=sim_utils.MassCfg(mass=float(model.mass)),
-            rigid_props=sim_utils.RigidBodyPropertiesCfg(),
+            rigid_props=sim_utils.UsdPhysicsRigidBodyCfg(),
             visual_material=sim_utils.PreviewSurfaceCfg(diffuse_color=(0.1, 0.1, 0.12)),
         ),
         init_state=RigidObjectCfg.InitialStateCfg(pos=pos),
@@ -244,50 +244,6 @@ def quad_reset_kernel(mask: wp.array(dtype=wp.bool), hover: float, rotor: wp.arr
         rate_cmd[i] = wp.vec3f(0.0, 0.0, 0.0)
         for j in range(4):
             raw[i, j] = 0.0
-
-
-@wp.kernel
-def quad_state_kernel(
-    pos: wp.array(dtype=wp.vec3f),
-    quat: wp.array(dtype=wp.quatf),
-    vel: wp.array(dtype=wp.spatial_vectorf),
-    origin: wp.array(dtype=wp.vec3f),
-    rotor: wp.array(dtype=wp.vec4f),
-    hover: float,
-    out: wp.array(dtype=wp.float32, ndim=2),
-):
-    """[E, 14]: body-frame linear velocity (3) [m/s], body rates (3) [rad/s], gravity direction in
-    the body frame (3), rotor thrusts / hover thrust - 1 (4), height above the env origin (1) [m]."""
-    i = wp.tid()
-    q = quat[i]
-    v = wp.quat_rotate_inv(q, wp.spatial_top(vel[i]))
-    w = wp.quat_rotate_inv(q, wp.spatial_bottom(vel[i]))
-    g = wp.quat_rotate_inv(q, wp.vec3f(0.0, 0.0, -1.0))
-    r = rotor[i]
-    for j in range(3):
-        out[i, j] = v[j]
-        out[i, 3 + j] = w[j]
-        out[i, 6 + j] = g[j]
-    for j in range(4):
-        out[i, 9 + j] = r[j] / hover - 1.0
-    out[i, 13] = pos[i][2] - origin[i][2]
-
-
-@wp.kernel
-def body_rate_sq_kernel(vel: wp.array(dtype=wp.spatial_vectorf), out: wp.array(dtype=wp.float32)):
-    """|angular velocity|^2 [rad^2/s^2] (frame independent)."""
-    i = wp.tid()
-    w = wp.spatial_bottom(vel[i])
-    out[i] = wp.dot(w, w)
-
-
-@wp.kernel
-def altitude_out_kernel(pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), lo: float, hi: float,
-                        out: wp.array(dtype=wp.bool)):
-    """Height above the env origin outside [lo, hi], or a non-finite position."""
-    i = wp.tid()
-    z = pos[i][2] - origin[i][2]
-    out[i] = not (z >= lo and z <= hi)
 
 
 # ------------------------------------------------------------------------------------------------ dynamics

@@ -28,7 +28,7 @@ class SceneCfg(InteractiveSceneCfg):
     # a static collider as the ground (no download): collision props, no rigid props
     ground = AssetBaseCfg(
         prim_path="/World/ground",
-        spawn=sim_utils.CuboidCfg(size=(400.0, 400.0, 0.1), collision_props=sim_utils.CollisionPropertiesCfg()),
+        spawn=sim_utils.CuboidCfg(size=(400.0, 400.0, 0.1), collision_props=sim_utils.UsdPhysicsCollisionCfg()),
         init_state=AssetBaseCfg.InitialStateCfg(pos=(0.0, 0.0, -0.05)),
     )
     robot = RigidObjectCfg(
@@ -36,8 +36,8 @@ class SceneCfg(InteractiveSceneCfg):
         spawn=sim_utils.CuboidCfg(
             size=(2 * HALF[0], 2 * HALF[1], 2 * HALF[2]),
             mass_props=sim_utils.MassCfg(mass=0.5),
-            rigid_props=sim_utils.RigidBodyPropertiesCfg(kinematic_enabled=True),
-            collision_props=sim_utils.CollisionPropertiesCfg(),
+            rigid_props=sim_utils.UsdPhysicsRigidBodyCfg(kinematic_enabled=True),
+            collision_props=sim_utils.UsdPhysicsCollisionCfg(),
         ),
         init_state=RigidObjectCfg.InitialStateCfg(pos=(0.0, 0.0, 1.0)),
     )

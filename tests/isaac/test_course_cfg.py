@@ -138,8 +138,8 @@ def _event_env(order):
     place = mdp.place_at_course_start(EventTermCfg(func=mdp.place_at_course_start, mode="reset"), env)
     funcs = {"place": place, "regen": mdp.regenerate_course, "other": mdp.place_at_checkpoint}
     cfgs = [EventTermCfg(func=funcs[n], mode="reset", params={}) for n in order]
-    env.event_manager = types.SimpleNamespace(_mode_term_names={"reset": list(order)},
-                                              _mode_term_cfgs={"reset": cfgs})
+    env.event_manager = types.SimpleNamespace(active_terms={"reset": list(order)},
+                                              get_term_cfg=dict(zip(order, cfgs, strict=True)).__getitem__)
     return env, place
 
 

@@ -16,9 +16,8 @@ import warp as wp
 import track_gen as tg
 
 from track_gen_isaac import CourseCfg
-from track_gen_isaac.debug_vis import (LINE_POINTS, MIN_BAR, CourseDebugVis, gate_marker_poses, line_marker_poses,
-                                       set_debug_vis)
-from track_gen_isaac.env_course import build_course
+from track_gen_isaac.debug_vis import LINE_POINTS, MIN_BAR, CourseDebugVis, gate_marker_poses, line_marker_poses
+from track_gen_isaac.env_course import build_course, set_debug_vis
 
 from .envs import GatesEnvCfg, TrackEnvCfg
 from .helpers import step

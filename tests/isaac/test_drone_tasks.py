@@ -69,14 +69,14 @@ def _run(task: str, num_envs: int = 8):
     base = env.unwrapped
     gen = torch.Generator().manual_seed(0)
     obs, _ = env.reset()
-    out = {"obs0": obs["policy"].clone(), "pos": [], "rew": [], "done": []}
+    out = {"obs0": obs["policy"].clone().numpy(), "pos": [], "rew": [], "done": []}
     for _ in range(STEPS):
         a = torch.rand(num_envs, 4, generator=gen) * 1.2 - 0.6
         obs, rew, term, trunc, _ = env.step(a)
         out["pos"].append((base.scene["robot"].data.root_pos_w.torch - base.scene.env_origins).clone())
         out["rew"].append(torch.as_tensor(rew).clone())
         out["done"].append((torch.as_tensor(term) | torch.as_tensor(trunc)).clone())
-    out["obs"] = obs["policy"].clone()
+    out["obs"] = obs["policy"].clone().numpy()
     out["type"] = type(base).__name__
     env.close()
     return {k: torch.stack(v).numpy() if isinstance(v, list) else v for k, v in out.items()}

@@ -30,7 +30,7 @@ def _cfgs(runtime="stable"):
 
     gate = sim_utils.CuboidCfg(  # pass-through gates: no collision props
         size=(0.05, 1.0, 1.0), mass_props=sim_utils.MassCfg(mass=1.0),  # without a mass: no Newton body
-        rigid_props=sim_utils.RigidBodyPropertiesCfg(kinematic_enabled=True),
+        rigid_props=sim_utils.UsdPhysicsRigidBodyCfg(kinematic_enabled=True),
     )
 
     @configclass

@@ -4,7 +4,8 @@
 names and parameters, with the warp managers' signatures (``out`` arrays, ``env_mask``), every
 term a fixed list of Warp launches so its manager stage can be recorded once and replayed.
 
-:func:`register_warp_frontend` (called when this package or ``track_gen_isaac.mdp`` is imported)
+:func:`register_warp_frontend` (called once, below, when this package is imported; importing
+``track_gen_isaac.mdp`` or ``track_gen_isaac.experimental.mdp`` imports it)
 declares the twins to Isaac Lab's :class:`~isaaclab_experimental.envs.frontend.WarpFrontend` the
 way Isaac Lab declares its own: ``MIRROR_ROOTS["track_gen_isaac"] = "track_gen_isaac.experimental"``
 (``track_gen_isaac.mdp.X`` is mirrored to ``track_gen_isaac.experimental.mdp.X``) and

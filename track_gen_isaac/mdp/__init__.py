@@ -39,11 +39,6 @@ __all__ = [
     "collided", "off_track", "laps_done", "gate_missed", "invalid_course",
 ]
 
-# Declare the warp twins (track_gen_isaac.experimental.mdp) to Isaac Lab's warp frontend, so that a cfg
-# using these terms also runs in ManagerBasedRLEnvWarp (its terms swapped to the twins).
-try:
-    from track_gen_isaac.experimental import register_warp_frontend as _register
-except ImportError:  # pragma: no cover
-    pass
-else:
-    _register()
+# Importing the warp package declares the warp twins (track_gen_isaac.experimental.mdp) to Isaac Lab's warp
+# frontend, so that a cfg using these terms also runs in ManagerBasedRLEnvWarp (its terms swapped to the twins).
+import track_gen_isaac.experimental  # noqa: E402, F401

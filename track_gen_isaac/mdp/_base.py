@@ -1,9 +1,19 @@
-"""The base of every course term: the course name, its cfg (checked at construction), the course."""
+"""The base of every course term: the course name, its cfg (checked at construction), the course.
+
+A term that reads the course's per-step results (observation, reward, termination) implements
+one :meth:`CourseTerm.launch`: its kernel launch into an ``out`` array, next to that kernel in the
+term's module. Both runtimes call it: the stable ``__call__`` into the term's own preallocated
+buffer (:meth:`CourseTerm.compute`, returned as a torch copy), the warp twin
+(``track_gen_isaac.experimental.mdp``) into the manager's ``out``.
+"""
 
 from __future__ import annotations
 
+import torch
+import warp as wp
 from isaaclab.managers import ManagerTermBase
 
+from track_gen.course import StepResult
 from track_gen_isaac.env_course import EnvCourse, course_cfg_of, get_course
 
 __all__ = ["CourseTerm"]
@@ -20,6 +30,8 @@ class CourseTerm(ManagerTermBase):
 
     #: course modes this term supports (None: both)
     modes: tuple[str, ...] | None = None
+    #: dtype of the term's output (:meth:`launch`): float32, bool for terminations
+    out_dtype = wp.float32
 
     def __init__(self, cfg, env):
         super().__init__(cfg, env)
@@ -53,6 +65,29 @@ class CourseTerm(ManagerTermBase):
     @property
     def mode(self) -> str:
         return self.course_cfg.mode
+
+    def read(self) -> StepResult:
+        """The course's StepResult of the current env step. Stable runtime: the course is stepped by
+        its first reader of the env step (:meth:`~track_gen_isaac.env_course.EnvCourse.step`); the
+        warp twins override this (:meth:`~track_gen_isaac.env_course.EnvCourse.step_as`)."""
+        return self.ec.step()
+
+    def out_shape(self, **params) -> tuple[int, ...]:
+        """Shape of the term's output for ``params``: [E] (rewards, terminations); observations [E, D]."""
+        return (self.num_envs,)
+
+    def launch(self, out: wp.array, **params) -> None:
+        """Read the course (:meth:`read`) and write the term's value into ``out`` (one kernel launch;
+        recordable). Implemented by the reader terms, used by both runtimes."""
+        raise NotImplementedError(f"{type(self).__name__} does not read the course per step")
+
+    def compute(self, **params) -> torch.Tensor:
+        """Stable runtime: :meth:`launch` into the term's own preallocated buffer, as a torch copy."""
+        ec = self.ec
+        shape = self.out_shape(**params)
+        out = ec.buffer(("out", id(self), shape), shape, self.out_dtype)
+        self.launch(out, **params)
+        return ec.torch(out).clone()
 
     def reset(self, env_ids=None) -> None:
         return None

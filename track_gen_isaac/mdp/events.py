@@ -50,10 +50,9 @@ def reset_order(env, term, course_name: str, resetter_types) -> tuple[str | None
     """Where ``term`` stands among the reset events: (its name or None when not declared, the
     names of ``resetter_types`` events of ``course_name`` declared after it, all such names)."""
     em = env.event_manager
-    names = em._mode_term_names.get("reset", [])
-    cfgs = em._mode_term_cfgs.get("reset", [])
     mine, resetters = None, []
-    for i, (name, tc) in enumerate(zip(names, cfgs, strict=True)):
+    for i, name in enumerate(em.active_terms.get("reset", [])):
+        tc = em.get_term_cfg(name)
         f = tc.func
         if f is term:
             mine = (i, name)

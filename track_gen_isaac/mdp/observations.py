@@ -2,9 +2,11 @@
 
 Every term reads the env's course (``course_name``, default ``"course"``), steps it when it is the
 first reader of the env step (:meth:`~track_gen_isaac.env_course.EnvCourse.step`), runs one Warp
-kernel into a preallocated [E, D] float32 buffer and returns a torch copy of it. Body frame =
-the followed entity's root frame (``root_pos_w``, ``root_quat_w`` xyzw); positions are taken
-relative to the env origin, the frame the course lives in.
+kernel (its :meth:`launch`, shared with the warp twin) into a preallocated [E, D] float32 buffer
+and returns a torch copy of it. Body frame = the followed entity's root frame (``root_pos_w``,
+``root_quat_w`` xyzw); positions are taken relative to the env origin, the frame the course lives
+in. The kernels (one thread per env; strided pose views are indexed, never copied) write every
+output row for every env, so they are stateless: a replayed graph gives the eager result.
 """
 
 from __future__ import annotations
@@ -15,15 +17,88 @@ import numbers
 import numpy as np
 import warp as wp
 
-from track_gen_isaac import kernels as K
 from track_gen_isaac.mdp._base import CourseTerm
 
 __all__ = ["next_checkpoints", "next_gates", "track_frame", "lookahead_points", "lap_progress"]
+
+wp.set_module_options({"enable_backward": False})
+
+
+@wp.func
+def _body(q: wp.quatf, p: wp.vec3f, c: wp.vec3f):
+    """``c`` (env frame) in the body frame of pose (p, q)."""
+    return wp.quat_rotate_inv(q, c - p)
+
+
+@wp.func
+def _put3(out: wp.array2d(dtype=wp.float32), e: int, j: int, v: wp.vec3f):
+    out[e, j] = v[0]
+    out[e, j + 1] = v[1]
+    out[e, j + 2] = v[2]
 
 
 def _count(name, value, lo=1):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lo:
         raise ValueError(f"{name}: expected an int >= {lo}, got {value!r}")
+
+
+@wp.kernel
+def next_checkpoints_kernel(
+    pos_w: wp.array(dtype=wp.vec3f),
+    quat_w: wp.array(dtype=wp.quatf),
+    origin: wp.array(dtype=wp.vec3f),
+    valid: wp.array(dtype=wp.int32),
+    cp_pos: wp.array2d(dtype=wp.vec3f),
+    cp_normal: wp.array2d(dtype=wp.vec3f),
+    cp_hw: wp.array2d(dtype=wp.float32),
+    cp_hh: wp.array2d(dtype=wp.float32),
+    cp_count: wp.array(dtype=wp.int32),
+    cp_closed: wp.array(dtype=wp.int32),
+    next_index: wp.array(dtype=wp.int32),
+    num: int,
+    corners: int,
+    out: wp.array2d(dtype=wp.float32),
+):
+    """The next ``num`` checkpoints of each env in its body frame: per checkpoint the centre (3),
+    then with ``corners`` the 4 opening corners (12): (+lat, +up), (-lat, +up), (-lat, -up), (+lat, -up).
+
+    Checkpoint ``next + i``; on a loop modulo ``count``, on a sprint clamped to the last one. An env
+    with an invalid course or no checkpoint gets zeros."""
+    e = wp.tid()
+    per = 3
+    if corners != 0:
+        per = 15
+    n = wp.min(cp_count[e], cp_pos.shape[1])
+    if valid[e] == 0 or n <= 0:
+        for j in range(num * per):
+            out[e, j] = 0.0
+        return
+    p = pos_w[e] - origin[e]
+    q = quat_w[e]
+    nx = next_index[e]
+    for i in range(num):
+        k = nx + i
+        if cp_closed[e] != 0:
+            k = k % n
+        else:
+            k = wp.min(k, n - 1)
+        k = wp.max(k, 0)
+        c = cp_pos[e, k]
+        base = i * per
+        _put3(out, e, base, _body(q, p, c))
+        if corners != 0:
+            nn = cp_normal[e, k]
+            lat = wp.vec3f(-nn[1], nn[0], 0.0)
+            ll = wp.length(lat)
+            if ll > 0.0:
+                lat = lat / ll
+            up = wp.cross(nn, lat)
+            hw = cp_hw[e, k]
+            hh = cp_hh[e, k]
+            _put3(out, e, base + 3, _body(q, p, c + lat * hw + up * hh))
+            _put3(out, e, base + 6, _body(q, p, c - lat * hw + up * hh))
+            _put3(out, e, base + 9, _body(q, p, c - lat * hw - up * hh))
+            _put3(out, e, base + 12, _body(q, p, c + lat * hw - up * hh))
 
 
 class next_checkpoints(CourseTerm):
@@ -43,18 +118,21 @@ class next_checkpoints(CourseTerm):
         if corners and self.mode != "gates":
             raise ValueError("corners=True needs a gate course (a band track's checkpoints have no top or bottom)")
 
-    def __call__(self, env, course_name: str = "course", num: int = 2, corners: bool = False):
+    def out_shape(self, num=2, corners=False):
+        return (self.num_envs, int(num) * (15 if corners else 3))
+
+    def launch(self, out, num=2, corners=False):
         ec = self.ec
-        ec.step()
+        self.read()
         cp = ec.course.checkpoints
-        per = 15 if corners else 3
-        out = ec.buffer(("next_checkpoints", id(self)), (ec.num_envs, num * per))
-        wp.launch(K.next_checkpoints_kernel, dim=ec.num_envs,
+        wp.launch(next_checkpoints_kernel, dim=ec.num_envs,
                   inputs=[ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos, cp.normal,
                           cp.half_width, cp.half_height, cp.count, cp.closed, ec.course.progress.next_index,
                           int(num), int(bool(corners))],
                   outputs=[out], device=ec.device)
-        return ec.torch(out).clone()
+
+    def __call__(self, env, course_name: str = "course", num: int = 2, corners: bool = False):
+        return self.compute(num=num, corners=corners)
 
 
 class next_gates(next_checkpoints):
@@ -63,7 +141,31 @@ class next_gates(next_checkpoints):
     modes = ("gates",)
 
     def __call__(self, env, course_name: str = "course", num: int = 2, corners: bool = True):
-        return super().__call__(env, course_name=course_name, num=num, corners=corners)
+        return self.compute(num=num, corners=corners)
+
+
+@wp.kernel
+def track_frame_kernel(
+    s: wp.array(dtype=wp.float32),
+    lateral: wp.array(dtype=wp.float32),
+    vertical: wp.array(dtype=wp.float32),
+    heading: wp.array(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
+    with_vertical: int,
+    out: wp.array2d(dtype=wp.float32),
+):
+    """[s / length, lateral, sin(heading), cos(heading)] (+ vertical): the localizer's frame."""
+    e = wp.tid()
+    L = length[e]
+    sn = float(0.0)
+    if L > 0.0:
+        sn = s[e] / L
+    out[e, 0] = sn
+    out[e, 1] = lateral[e]
+    out[e, 2] = wp.sin(heading[e])
+    out[e, 3] = wp.cos(heading[e])
+    if with_vertical != 0:
+        out[e, 4] = vertical[e]
 
 
 class track_frame(CourseTerm):
@@ -77,16 +179,87 @@ class track_frame(CourseTerm):
         if self.mode == "track" and not self.course_cfg.localizer:
             raise ValueError(f"env.cfg.{self.course_name}.localizer is False: the course has no localizer")
 
-    def __call__(self, env, course_name: str = "course", vertical: bool = False):
+    def out_shape(self, vertical=False):
+        return (self.num_envs, 5 if vertical else 4)
+
+    def launch(self, out, vertical=False):
         ec = self.ec
-        res = ec.step()
-        f = res.frame
+        f = self.read().frame
         line = ec.course.course_line.line
-        out = ec.buffer(("track_frame", bool(vertical)), (ec.num_envs, 5 if vertical else 4))
-        wp.launch(K.track_frame_kernel, dim=ec.num_envs,
+        wp.launch(track_frame_kernel, dim=ec.num_envs,
                   inputs=[f.s, f.lateral, f.vertical, f.heading, line.length, int(bool(vertical))],
                   outputs=[out], device=ec.device)
-        return ec.torch(out).clone()
+
+    def __call__(self, env, course_name: str = "course", vertical: bool = False):
+        return self.compute(vertical=vertical)
+
+
+@wp.kernel
+def lookahead_kernel(
+    pos_w: wp.array(dtype=wp.vec3f),
+    quat_w: wp.array(dtype=wp.quatf),
+    origin: wp.array(dtype=wp.vec3f),
+    frame_s: wp.array(dtype=wp.float32),
+    frame_segment: wp.array(dtype=wp.int32),
+    points: wp.array2d(dtype=wp.vec3f),
+    line_s: wp.array2d(dtype=wp.float32),
+    count: wp.array(dtype=wp.int32),
+    length: wp.array(dtype=wp.float32),
+    closed: wp.array(dtype=wp.int32),
+    distances: wp.array(dtype=wp.float32),
+    out: wp.array2d(dtype=wp.float32),
+):
+    """Points of the course line at arc length ``s + d`` for each distance ``d``, in the body frame.
+
+    ``s`` and the starting segment are the localizer's; a loop wraps, an open line stops at its
+    ends. An env whose frame is invalid (segment -1) gets zeros."""
+    e = wp.tid()
+    D = distances.shape[0]
+    n = wp.min(count[e], points.shape[1])
+    seg = frame_segment[e]
+    closed_e = closed[e] != 0
+    m = n - 1
+    if closed_e:
+        m = n
+    if seg < 0 or n < 2 or seg >= m:
+        for j in range(3 * D):
+            out[e, j] = 0.0
+        return
+    p = pos_w[e] - origin[e]
+    q = quat_w[e]
+    L = length[e]
+    for i in range(D):
+        target = frame_s[e] + distances[i]
+        j = seg
+        t = float(0.0)
+        if closed_e:
+            if L > 0.0:
+                target = target - L * wp.floor(target / L)
+            # walk forwards (cyclically) to the segment holding target
+            for _k in range(n + 1):
+                s0 = line_s[e, j]
+                s1 = L
+                if j + 1 < n:
+                    s1 = line_s[e, j + 1]
+                if target >= s0 and target <= s1:
+                    break
+                j = (j + 1) % n
+        else:
+            end = line_s[e, n - 1]
+            target = wp.clamp(target, 0.0, end)
+            while j > 0 and target < line_s[e, j]:
+                j = j - 1
+            while j < n - 2 and target > line_s[e, j + 1]:
+                j = j + 1
+        s0 = line_s[e, j]
+        s1 = L
+        if j + 1 < n:
+            s1 = line_s[e, j + 1]
+        a = points[e, j]
+        b = points[e, (j + 1) % n]
+        if s1 > s0:
+            t = wp.clamp((target - s0) / (s1 - s0), 0.0, 1.0)
+        _put3(out, e, 3 * i, _body(q, p, a + (b - a) * t))
 
 
 class lookahead_points(CourseTerm):
@@ -106,22 +279,40 @@ class lookahead_points(CourseTerm):
         if self.mode == "track" and not self.course_cfg.localizer:
             raise ValueError(f"env.cfg.{self.course_name}.localizer is False: the course has no localizer")
         self._distances_host = np.asarray(d, np.float32)
+        self._distances = None
+
+    def out_shape(self, distances=(1.0, 2.0, 3.0)):
+        return (self.num_envs, 3 * len(self._distances_host))
+
+    def launch(self, out, distances=(1.0, 2.0, 3.0)):
+        ec = self.ec
+        f = self.read().frame
+        if self._distances is None:  # first (eager) call: allocate outside any capture
+            self._distances = wp.array(self._distances_host, dtype=wp.float32, device=ec.device)
+        line = ec.course.course_line.line
+        wp.launch(lookahead_kernel, dim=ec.num_envs,
+                  inputs=[ec.position, ec.orientation, ec.origin, f.s, f.segment, line.points, line.s, line.count,
+                          line.length, line.closed, self._distances],
+                  outputs=[out], device=ec.device)
 
     def __call__(self, env, course_name: str = "course", distances: tuple = (1.0, 2.0, 3.0)):
-        ec = self.ec
-        res = ec.step()
-        f = res.frame
-        line = ec.course.course_line.line
-        key = ("lookahead", id(self))
-        dist = ec._buffers.get(key + ("d",))
-        if dist is None:
-            dist = ec._buffers[key + ("d",)] = wp.array(self._distances_host, dtype=wp.float32, device=ec.device)
-        out = ec.buffer(key, (ec.num_envs, 3 * dist.shape[0]))
-        wp.launch(K.lookahead_kernel, dim=ec.num_envs,
-                  inputs=[ec.position, ec.orientation, ec.origin, f.s, f.segment, line.points, line.s, line.count,
-                          line.length, line.closed, dist],
-                  outputs=[out], device=ec.device)
-        return ec.torch(out).clone()
+        return self.compute(distances=distances)
+
+
+@wp.kernel
+def lap_progress_kernel(
+    progress: wp.array(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
+    scale: float,
+    out: wp.array2d(dtype=wp.float32),
+):
+    """progress / lap length * scale (laps since reset, continuous); 0 without a course."""
+    e = wp.tid()
+    L = length[e]
+    v = float(0.0)
+    if L > 0.0:
+        v = progress[e] / L * scale
+    out[e, 0] = v
 
 
 class lap_progress(CourseTerm):
@@ -132,11 +323,15 @@ class lap_progress(CourseTerm):
         if laps is not None and (isinstance(laps, bool) or not isinstance(laps, numbers.Real) or not laps > 0):
             raise ValueError(f"laps: expected None or a number > 0, got {laps!r}")
 
-    def __call__(self, env, course_name: str = "course", laps: float | None = None):
+    def out_shape(self, laps=None):
+        return (self.num_envs, 1)
+
+    def launch(self, out, laps=None):
         ec = self.ec
-        res = ec.step()
-        out = ec.buffer(("lap_progress", id(self)), (ec.num_envs, 1))
+        res = self.read()
         scale = 1.0 if laps is None else 1.0 / float(laps)
-        wp.launch(K.lap_progress_kernel, dim=ec.num_envs,
+        wp.launch(lap_progress_kernel, dim=ec.num_envs,
                   inputs=[res.events.progress, ec.course.checkpoints.length, scale], outputs=[out], device=ec.device)
-        return ec.torch(out).clone()
+
+    def __call__(self, env, course_name: str = "course", laps: float | None = None):
+        return self.compute(laps=laps)

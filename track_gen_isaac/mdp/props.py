@@ -16,6 +16,7 @@ masked kernel into ``body_link_pose_w`` / ``body_com_vel_w`` plus ``NewtonManage
 from __future__ import annotations
 
 import warp as wp
+from isaaclab.assets import BaseRigidObjectCollection
 from isaaclab_newton.physics import NewtonManager
 
 from track_gen.tools.props import PARK_POSITION
@@ -78,9 +79,9 @@ class move_gate_props(CourseTerm):
         except KeyError:
             raise ValueError(f"{where}: the scene has no entity {props_asset!r} (props_asset)") from None
         data = getattr(asset, "data", None)
-        if data is None or not hasattr(data, "body_link_pose_w") or not hasattr(asset, "num_objects"):
+        if data is None or not hasattr(data, "body_link_pose_w") or not isinstance(asset, BaseRigidObjectCollection):
             raise TypeError(f"{where}: props_asset {props_asset!r} is not a RigidObjectCollection")
-        K, n = int(comp.capacity), int(asset.num_objects)
+        K, n = int(comp.capacity), int(asset.num_bodies)
         if n < K:
             raise ValueError(
                 f"{where}: props_asset {props_asset!r} has {n} objects, but the course has {K} gate slots "

@@ -7,9 +7,10 @@
   thrusts, height).
 * :func:`body_rate_l2` (reward), :func:`altitude_out_of_range` (termination).
 
-The model (:class:`~track_gen_isaac.quadrotor.QuadrotorModel`) and its kernels live in
-:mod:`track_gen_isaac.quadrotor`; the warp runtime's twins in
-:mod:`track_gen_isaac.experimental.mdp.quadrotor` run the same kernels.
+The model (:class:`~track_gen_isaac.quadrotor.QuadrotorModel`) and its dynamics kernels live in
+:mod:`track_gen_isaac.quadrotor`; the observation / reward / termination kernels here, each above
+the launch that both runtimes use (the warp twins in :mod:`track_gen_isaac.experimental.mdp.quadrotor`
+only pass the manager's ``out``).
 """
 
 from __future__ import annotations
@@ -23,20 +24,15 @@ from isaaclab.managers import ActionTerm, ActionTermCfg, ManagerTermBase
 from isaaclab.utils import configclass
 
 from track_gen_isaac.env_course import origin_view
-from track_gen_isaac.quadrotor import (
-    CRAZYFLIE,
-    QuadrotorDynamics,
-    QuadrotorModel,
-    altitude_out_kernel,
-    body_rate_sq_kernel,
-    quad_state_kernel,
-)
+from track_gen_isaac.quadrotor import CRAZYFLIE, QuadrotorDynamics, QuadrotorModel
 
 if TYPE_CHECKING:  # pragma: no cover
     from isaaclab.envs import ManagerBasedEnv
 
 __all__ = ["QuadrotorAction", "QuadrotorActionCfg", "quad_state", "body_rate_l2", "altitude_out_of_range",
-           "setup_quadrotor", "check_altitude"]
+           "setup_quadrotor", "check_altitude", "body_rate_sq"]
+
+wp.set_module_options({"enable_backward": False})
 
 
 def setup_quadrotor(term, cfg, env) -> QuadrotorDynamics:
@@ -154,6 +150,33 @@ def _action_term(env, action_name: str):
     return term
 
 
+@wp.kernel
+def quad_state_kernel(
+    pos: wp.array(dtype=wp.vec3f),
+    quat: wp.array(dtype=wp.quatf),
+    vel: wp.array(dtype=wp.spatial_vectorf),
+    origin: wp.array(dtype=wp.vec3f),
+    rotor: wp.array(dtype=wp.vec4f),
+    hover: float,
+    out: wp.array(dtype=wp.float32, ndim=2),
+):
+    """[E, 14]: body-frame linear velocity (3) [m/s], body rates (3) [rad/s], gravity direction in
+    the body frame (3), rotor thrusts / hover thrust - 1 (4), height above the env origin (1) [m]."""
+    i = wp.tid()
+    q = quat[i]
+    v = wp.quat_rotate_inv(q, wp.spatial_top(vel[i]))
+    w = wp.quat_rotate_inv(q, wp.spatial_bottom(vel[i]))
+    g = wp.quat_rotate_inv(q, wp.vec3f(0.0, 0.0, -1.0))
+    r = rotor[i]
+    for j in range(3):
+        out[i, j] = v[j]
+        out[i, 3 + j] = w[j]
+        out[i, 6 + j] = g[j]
+    for j in range(4):
+        out[i, 9 + j] = r[j] / hover - 1.0
+    out[i, 13] = pos[i][2] - origin[i][2]
+
+
 class quad_state(ManagerTermBase):
     """The drone's own state, [E, 14]: body-frame linear velocity [m/s] (3), body rates [rad/s] (3),
     gravity direction in the body frame (3), rotor thrusts / hover thrust - 1 (4, the motor lag's
@@ -178,12 +201,24 @@ class quad_state(ManagerTermBase):
         return wp.to_torch(self._out).clone()
 
 
+@wp.kernel
+def body_rate_sq_kernel(vel: wp.array(dtype=wp.spatial_vectorf), out: wp.array(dtype=wp.float32)):
+    """|angular velocity|^2 [rad^2/s^2] (frame independent)."""
+    i = wp.tid()
+    w = wp.spatial_bottom(vel[i])
+    out[i] = wp.dot(w, w)
+
+
+def body_rate_sq(env, out: wp.array, asset_name: str = "robot") -> None:
+    """|angular velocity|^2 of the asset's root into ``out`` ([E] float32); both runtimes' launch."""
+    d = env.scene[asset_name].data
+    wp.launch(body_rate_sq_kernel, dim=env.num_envs, inputs=[d.root_com_vel_w.warp], outputs=[out], device=env.device)
+
+
 def body_rate_l2(env, asset_name: str = "robot") -> torch.Tensor:
     """|angular velocity|^2 [rad^2/s^2] of the asset's root (use a negative weight)."""
-    d = env.scene[asset_name].data
     out = torch.empty(env.num_envs, device=env.device)
-    wp.launch(body_rate_sq_kernel, dim=env.num_envs, inputs=[d.root_com_vel_w.warp], outputs=[wp.from_torch(out)],
-              device=env.device)
+    body_rate_sq(env, wp.from_torch(out), asset_name)
     return out
 
 
@@ -194,6 +229,15 @@ def check_altitude(min_height, max_height) -> None:
             raise ValueError(f"altitude_out_of_range: {n} must be a finite number [m], got {v!r}")
     if not min_height < max_height:
         raise ValueError(f"altitude_out_of_range: expected min_height < max_height, got {min_height}, {max_height}")
+
+
+@wp.kernel
+def altitude_out_kernel(pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), lo: float, hi: float,
+                        out: wp.array(dtype=wp.bool)):
+    """Height above the env origin outside [lo, hi], or a non-finite position."""
+    i = wp.tid()
+    z = pos[i][2] - origin[i][2]
+    out[i] = not (z >= lo and z <= hi)
 
 
 class altitude_out_of_range(ManagerTermBase):

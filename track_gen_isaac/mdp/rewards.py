@@ -2,22 +2,33 @@
 
 Each returns a non-negative magnitude (or the signed progress); give penalties a negative
 ``weight``. Isaac Lab multiplies by ``weight * step_dt``. They read the StepResult of the current
-env step (the course is stepped by its first reader, see :mod:`track_gen_isaac.env_course`).
+env step (the course is stepped by its first reader, see :mod:`track_gen_isaac.env_course`); each
+term's :meth:`launch` (one kernel, shared with the warp twin) writes its value.
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 
-import torch
 import warp as wp
 
-from track_gen_isaac import kernels as K
 from track_gen_isaac.mdp._base import CourseTerm
+from track_gen_isaac.mdp._off_track import OffTrackTerm
 
 __all__ = ["progress_delta", "checkpoint_passed", "lap_completed", "collision_penalty", "off_track_penalty",
-           "wrong_way_penalty", "off_track_mask", "off_track_args"]
+           "wrong_way_penalty"]
+
+wp.set_module_options({"enable_backward": False})
+
+
+@wp.kernel
+def copy_float_kernel(src: wp.array(dtype=wp.float32), clip: float, use_clip: int, out: wp.array(dtype=wp.float32)):
+    """out = src, clamped to [-clip, clip] with ``use_clip`` (NaN stays NaN, as ``torch.clamp``)."""
+    e = wp.tid()
+    v = src[e]
+    if use_clip != 0 and not wp.isnan(v):
+        v = wp.clamp(v, -clip, clip)
+    out[e] = v
 
 
 class progress_delta(CourseTerm):
@@ -28,26 +39,46 @@ class progress_delta(CourseTerm):
         if clip is not None and (isinstance(clip, bool) or not isinstance(clip, numbers.Real) or not clip > 0):
             raise ValueError(f"clip: expected None or a number > 0 [m], got {clip!r}")
 
-    def __call__(self, env, course_name: str = "course", clip: float | None = None):
+    def launch(self, out, clip=None):
         ec = self.ec
-        d = ec.torch(ec.step().events.delta)
-        return d.clone() if clip is None else d.clamp(-float(clip), float(clip))
+        wp.launch(copy_float_kernel, dim=ec.num_envs,
+                  inputs=[self.read().events.delta, float(clip or 0.0), int(clip is not None)],
+                  outputs=[out], device=ec.device)
+
+    def __call__(self, env, course_name: str = "course", clip: float | None = None):
+        return self.compute(clip=clip)
 
 
-class checkpoint_passed(CourseTerm):
+@wp.kernel
+def int_to_float_kernel(src: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.float32)):
+    e = wp.tid()
+    out[e] = float(src[e])
+
+
+class _event_count(CourseTerm):
+    """An int per-step event of the course (``events.<event>``) as float32."""
+
+    event = ""
+
+    def launch(self, out):
+        ec = self.ec
+        wp.launch(int_to_float_kernel, dim=ec.num_envs, inputs=[getattr(self.read().events, self.event)],
+                  outputs=[out], device=ec.device)
+
+    def __call__(self, env, course_name: str = "course"):
+        return self.compute()
+
+
+class checkpoint_passed(_event_count):
     """Checkpoints (gates) passed this step (``events.passed``; a fast body may pass several)."""
 
-    def __call__(self, env, course_name: str = "course"):
-        ec = self.ec
-        return ec.torch(ec.step().events.passed).to(torch.float32)
+    event = "passed"
 
 
-class lap_completed(CourseTerm):
+class lap_completed(_event_count):
     """1 on the step that completes a lap (or finishes a sprint) (``events.lap``)."""
 
-    def __call__(self, env, course_name: str = "course"):
-        ec = self.ec
-        return ec.torch(ec.step().events.lap).to(torch.float32)
+    event = "lap"
 
 
 class collision_penalty(CourseTerm):
@@ -58,59 +89,28 @@ class collision_penalty(CourseTerm):
         if self.course_cfg.collision is None:
             raise ValueError(f"env.cfg.{self.course_name}.collision is None: the course has no collision component")
 
-    def __call__(self, env, course_name: str = "course", depth: bool = False):
+    def launch(self, out, depth=False):
         ec = self.ec
-        c = ec.step().contacts
-        return ec.torch(c.depth).clone() if depth else ec.torch(c.hit).to(torch.float32)
+        c = self.read().contacts
+        if depth:
+            wp.launch(copy_float_kernel, dim=ec.num_envs, inputs=[c.depth, 0.0, 0], outputs=[out], device=ec.device)
+        else:
+            wp.launch(int_to_float_kernel, dim=ec.num_envs, inputs=[c.hit], outputs=[out], device=ec.device)
+
+    def __call__(self, env, course_name: str = "course", depth: bool = False):
+        return self.compute(depth=depth)
 
 
-def _check_off_track(term, margin, max_distance):
-    if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not math.isfinite(margin):
-        raise ValueError(f"margin: expected a finite number [m], got {margin!r}")
-    if term.mode == "track" and not term.course_cfg.localizer:
-        raise ValueError(f"env.cfg.{term.course_name}.localizer is False: off-track needs the localizer")
-    if term.mode == "gates":
-        if max_distance is None:
-            raise ValueError("a gate course has no band: pass max_distance (distance from the course line [m])")
-        if isinstance(max_distance, bool) or not isinstance(max_distance, numbers.Real) or not max_distance > 0:
-            raise ValueError(f"max_distance: expected a number > 0 [m], got {max_distance!r}")
-
-
-def off_track_args(ec, margin: float = 0.0, max_distance: float | None = None) -> list:
-    """Launch inputs of :func:`track_gen_isaac.kernels.off_track_kernel` for this course."""
-    f = ec.result.frame
-    line = ec.course.course_line.line
-    gates = ec.mode == "gates"
-    hw = ec.course.result.half_width if not gates else ec.buffer("no_half_width", (ec.num_envs, 1))
-    return [int(gates), f.s, f.lateral, f.distance, f.segment, line.s, line.length, hw, float(margin),
-            float(max_distance) if max_distance is not None else 0.0]
-
-
-def off_track_mask(ec, margin: float = 0.0, max_distance: float | None = None) -> torch.Tensor:
-    """[E] bool: track: ``|lateral| > half width at s + margin``; gates: ``distance > max_distance``.
-    False without a frame (invalid course)."""
-    ec.step()
-    out = ec.buffer(("off_track", float(margin), max_distance), ec.num_envs, wp.bool)
-    wp.launch(K.off_track_kernel, dim=ec.num_envs, inputs=off_track_args(ec, margin, max_distance), outputs=[out],
-              device=ec.device)
-    return ec.torch(out).clone()
-
-
-class off_track_penalty(CourseTerm):
+class off_track_penalty(OffTrackTerm):
     """1 while the robot is off the course: a band track: ``|lateral|`` beyond the band's half width
     (interpolated at ``s``) plus ``margin``; a gate course: farther than ``max_distance`` [m] from
     the course line."""
 
-    def check(self, margin=0.0, max_distance=None):
-        _check_off_track(self, margin, max_distance)
-
     def __call__(self, env, course_name: str = "course", margin: float = 0.0, max_distance: float | None = None):
-        return off_track_mask(self.ec, margin, max_distance).to(torch.float32)
+        return self.compute(margin=margin, max_distance=max_distance)
 
 
-class wrong_way_penalty(CourseTerm):
+class wrong_way_penalty(_event_count):
     """1 on a step that crosses the checkpoint behind backwards (``events.wrong_way``)."""
 
-    def __call__(self, env, course_name: str = "course"):
-        ec = self.ec
-        return ec.torch(ec.step().events.wrong_way).to(torch.float32)
+    event = "wrong_way"

@@ -1,65 +1,105 @@
 """Termination terms (stable runtime): [E] bool from the course's StepResult.
 
 Terminations are computed first in ``ManagerBasedRLEnv.step`` (right after physics), so the
-first course termination term usually steps the course for the whole env step.
+first course termination term usually steps the course for the whole env step. Each term's
+:meth:`launch` (one kernel, shared with the warp twin) writes its flags.
 """
 
 from __future__ import annotations
 
 import numbers
 
+import warp as wp
+
 from track_gen_isaac.mdp._base import CourseTerm
-from track_gen_isaac.mdp.rewards import _check_off_track, off_track_mask
+from track_gen_isaac.mdp._off_track import OffTrackTerm
 
 __all__ = ["collided", "off_track", "laps_done", "gate_missed", "invalid_course"]
 
+wp.set_module_options({"enable_backward": False})
 
-class collided(CourseTerm):
+
+@wp.kernel
+def int_at_least_kernel(src: wp.array(dtype=wp.int32), k: int, out: wp.array(dtype=wp.bool)):
+    """out = src >= k (k = 1: the 0 / 1 flags of the course's events and contacts)."""
+    e = wp.tid()
+    out[e] = src[e] >= k
+
+
+class _at_least(CourseTerm):
+    """A per-step int of the course's StepResult (``<group>.<field>``) >= ``k``."""
+
+    out_dtype = wp.bool
+    group, field = "events", ""
+
+    def launch(self, out, k=1):
+        ec = self.ec
+        src = getattr(getattr(self.read(), self.group), self.field)
+        wp.launch(int_at_least_kernel, dim=ec.num_envs, inputs=[src, int(k)], outputs=[out], device=ec.device)
+
+
+class collided(_at_least):
     """The robot's box touches an obstacle of the course (``contacts.hit``). Needs ``CourseCfg.collision``."""
+
+    group, field = "contacts", "hit"
 
     def check(self):
         if self.course_cfg.collision is None:
             raise ValueError(f"env.cfg.{self.course_name}.collision is None: the course has no collision component")
 
     def __call__(self, env, course_name: str = "course"):
-        ec = self.ec
-        return ec.torch(ec.step().contacts.hit) != 0
+        return self.compute()
 
 
-class off_track(CourseTerm):
+class off_track(OffTrackTerm):
     """Off the band (track) or farther than ``max_distance`` from the course line (gates); see
     :class:`~track_gen_isaac.mdp.rewards.off_track_penalty`."""
 
-    def check(self, margin=0.0, max_distance=None):
-        _check_off_track(self, margin, max_distance)
+    out_dtype = wp.bool
 
     def __call__(self, env, course_name: str = "course", margin: float = 0.0, max_distance: float | None = None):
-        return off_track_mask(self.ec, margin, max_distance)
+        return self.compute(margin=margin, max_distance=max_distance)
 
 
-class laps_done(CourseTerm):
+class laps_done(_at_least):
     """``laps`` laps completed since reset (a finished sprint counts as one)."""
+
+    field = "laps"
 
     def check(self, laps=1):
         if isinstance(laps, bool) or not isinstance(laps, numbers.Integral) or laps < 1:
             raise ValueError(f"laps: expected an int >= 1, got {laps!r}")
 
+    def launch(self, out, laps=1):
+        super().launch(out, k=laps)
+
     def __call__(self, env, course_name: str = "course", laps: int = 1):
-        ec = self.ec
-        return ec.torch(ec.step().events.laps) >= int(laps)
+        return self.compute(laps=laps)
 
 
-class gate_missed(CourseTerm):
+class gate_missed(_at_least):
     """This step crossed the next checkpoint's (gate's) plane outside its opening (``events.missed``)."""
 
+    field = "missed"
+
     def __call__(self, env, course_name: str = "course"):
-        ec = self.ec
-        return ec.torch(ec.step().events.missed) != 0
+        return self.compute()
+
+
+@wp.kernel
+def int_is_zero_kernel(src: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.bool)):
+    e = wp.tid()
+    out[e] = src[e] == 0
 
 
 class invalid_course(CourseTerm):
     """The env's course failed validation (``valid == 0``): nothing to race on; reset to redraw it."""
 
-    def __call__(self, env, course_name: str = "course"):
+    out_dtype = wp.bool
+
+    def launch(self, out):
         ec = self.ec
-        return ec.torch(ec.step().valid) == 0
+        wp.launch(int_is_zero_kernel, dim=ec.num_envs, inputs=[self.read().valid], outputs=[out], device=ec.device)
+
+    def __call__(self, env, course_name: str = "course"):
+        return self.compute()

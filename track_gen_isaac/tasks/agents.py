@@ -1,4 +1,5 @@
-"""rsl_rl runner cfgs for the drone-racing tasks, read from ``config/rsl_rl/drone_racing_ppo.toml``.
+"""rsl_rl runner cfgs for the drone-racing tasks, read from ``drone_racing_ppo.toml`` next to this module
+(package data, so an installed wheel has it too).
 
 The TOML holds the numbers (shared tables plus per-task overrides); this module turns them into
 Isaac Lab's :class:`~isaaclab_rl.rsl_rl.RslRlOnPolicyRunnerCfg`, so ``isaaclab train`` and its
@@ -14,21 +15,16 @@ import os
 import tomllib
 from pathlib import Path
 
-import torch
 from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
 
-__all__ = ["CONFIG", "default_device", "load_ppo", "drone_gates_ppo", "drone_track_ppo"]
+from track_gen_isaac.device import default_device
+
+__all__ = ["CONFIG", "load_ppo", "drone_gates_ppo", "drone_track_ppo"]
 
 #: the TOML this module reads (``TRACK_GEN_PPO_CONFIG`` overrides the path)
-CONFIG = Path(os.environ.get("TRACK_GEN_PPO_CONFIG", Path(__file__).resolve().parents[2] / "config" / "rsl_rl"
-                             / "drone_racing_ppo.toml"))
+CONFIG = Path(os.environ.get("TRACK_GEN_PPO_CONFIG", Path(__file__).resolve().with_name("drone_racing_ppo.toml")))
 
 _TABLES = ("runner", "actor", "critic", "algorithm")
-
-
-def default_device() -> str:
-    """cuda:0 when torch sees a GPU, else cpu."""
-    return "cuda:0" if torch.cuda.is_available() else "cpu"
 
 
 def _merged(data: dict, task: str) -> dict:

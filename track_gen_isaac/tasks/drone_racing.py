@@ -14,7 +14,6 @@ rates. Observations are the drone's own state plus the course ahead in the body 
 from __future__ import annotations
 
 import isaaclab.envs.mdp as imdp
-import torch
 from isaaclab.envs import ManagerBasedRLEnvCfg
 from isaaclab.managers import EventTermCfg as EventTerm
 from isaaclab.managers import ObservationGroupCfg as ObsGroup
@@ -28,6 +27,7 @@ from isaaclab_newton.physics import MJWarpSolverCfg, NewtonCfg
 import track_gen as tg
 from track_gen_isaac import mdp
 from track_gen_isaac.course_cfg import CourseCfg
+from track_gen_isaac.device import default_device
 from track_gen_isaac.mdp.quadrotor import QuadrotorActionCfg
 from track_gen_isaac.quadrotor import CRAZYFLIE, quadrotor_asset_cfg
 
@@ -95,7 +95,7 @@ def _sim(cfg: ManagerBasedRLEnvCfg) -> None:
     on the CPU than its defaults at 1024 envs, same trajectories: a free body has no constraints)."""
     cfg.decimation = 2
     cfg.sim.dt = 1 / 100
-    cfg.sim.device = "cuda:0" if torch.cuda.is_available() else "cpu"  # --device overrides
+    cfg.sim.device = default_device()  # --device overrides
     cfg.sim.physics = NewtonCfg(
         solver_cfg=MJWarpSolverCfg(disable_contacts=True, njmax=1, nconmax=0, iterations=1, ls_iterations=1),
         use_cuda_graph=True,

@@ -4,7 +4,6 @@ The curriculum term has no twin: Isaac Lab runs the curriculum manager on the st
 implementation in both runtimes, so ``track_gen_isaac.mdp.course_schedule`` serves both.
 """
 
-from track_gen_isaac.experimental import register_warp_frontend
 from track_gen_isaac.experimental.mdp.events import (
     place_at_checkpoint,
     place_at_course_start,
@@ -34,9 +33,6 @@ from track_gen_isaac.experimental.mdp.terminations import (
     off_track,
 )
 from track_gen_isaac.mdp.curriculum import course_schedule
-
-register_warp_frontend()
-
 from track_gen_isaac.experimental.mdp.props import move_gate_props
 from track_gen_isaac.experimental.mdp.quadrotor import (
     QuadrotorAction,

@@ -1,4 +1,4 @@
-"""Quadrotor terms, warp runtime: the same kernels and buffers as :mod:`track_gen_isaac.mdp.quadrotor`,
+"""Quadrotor terms, warp runtime: the same kernels, buffers and launches as :mod:`track_gen_isaac.mdp.quadrotor`,
 with the warp managers' signatures (``out`` arrays, ``env_mask``, ``action_offset``)."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from isaaclab_experimental.managers import ActionTerm
 from isaaclab_experimental.managers import ManagerTermBase as WarpManagerTermBase
 
 from track_gen_isaac.mdp import quadrotor as stable
-from track_gen_isaac.quadrotor import body_rate_sq_kernel
 
 __all__ = ["QuadrotorAction", "quad_state", "body_rate_l2", "altitude_out_of_range"]
 
@@ -24,7 +23,6 @@ class QuadrotorAction(ActionTerm):
         E = self.num_envs
         self._force = wp.zeros((E, 1), dtype=wp.vec3f, device=self.device)
         self._torque = wp.zeros((E, 1), dtype=wp.vec3f, device=self.device)
-        self._processed = wp.zeros((E, 4), dtype=wp.float32, device=self.device)
 
     @property
     def action_dim(self) -> int:
@@ -50,11 +48,11 @@ class QuadrotorAction(ActionTerm):
         self.dyn.reset(env_mask)
 
 
-class quad_state(WarpManagerTermBase, stable.quad_state):
+class quad_state(stable.quad_state, WarpManagerTermBase):
     __doc__ = stable.quad_state.__doc__
 
     def __init__(self, cfg, env):
-        stable.quad_state.__init__(self, cfg, env)
+        super().__init__(cfg, env)
         self._descriptor = types.SimpleNamespace(out_dim=14, extras={})
 
     def __call__(self, env, out, action_name: str = "rotors", asset_name: str = "robot"):
@@ -66,15 +64,11 @@ class quad_state(WarpManagerTermBase, stable.quad_state):
 
 def body_rate_l2(env, out, asset_name: str = "robot") -> None:
     """|angular velocity|^2 [rad^2/s^2] of the asset's root (use a negative weight)."""
-    d = env.scene[asset_name].data
-    wp.launch(body_rate_sq_kernel, dim=env.num_envs, inputs=[d.root_com_vel_w.warp], outputs=[out], device=env.device)
+    stable.body_rate_sq(env, out, asset_name)
 
 
-class altitude_out_of_range(WarpManagerTermBase, stable.altitude_out_of_range):
+class altitude_out_of_range(stable.altitude_out_of_range, WarpManagerTermBase):
     __doc__ = stable.altitude_out_of_range.__doc__
-
-    def __init__(self, cfg, env):
-        stable.altitude_out_of_range.__init__(self, cfg, env)
 
     def __call__(self, env, out, min_height: float = 0.05, max_height: float = 5.0, asset_name: str = "robot"):
         self.launch(out, min_height, max_height)
