@@ -24,6 +24,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from track_gen_isaac.device import default_device
+
 __all__ = ["main", "play_task_of", "default_device"]
 
 DEFAULT_TASK = "TrackGen-Drone-Gates-v0"
@@ -44,13 +46,6 @@ _PASS_TERMS = {"Episode_Reward/gate": "gate", "Episode_Reward/checkpoint": "chec
 _ITER = re.compile(r"Learning iteration\s+(\d+)/(\d+)")
 _KV = re.compile(r"^\s*([A-Za-z_/ ]+?):\s+(\S+)")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def default_device() -> str:
-    """cuda:0 when torch sees a GPU, else cpu."""
-    import torch
-
-    return "cuda:0" if torch.cuda.is_available() else "cpu"
 
 
 def play_task_of(task: str) -> str:
