@@ -308,7 +308,7 @@ def test_track_line_nonfinite_length_stays_local():
     L = g.result.length.numpy()
     L[3] = np.nan
     g.result.length.assign(L)
-    course.components["centerline"].on_generate(course._ctx, None)
+    course.components["centerline"].on_generate(course._ctx, course._all)
     got = np_line(course.course_line.line)
     assert got["count"][3] == 0 and (got["points"][3] == 0).all()
     for e in set(range(E)) - {3}:

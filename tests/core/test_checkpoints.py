@@ -362,7 +362,7 @@ def test_nonfinite_track_length_gives_no_checkpoints_and_stays_local():
     xy = g.result.xy.numpy()
     xy[4, 10] = np.nan
     g.result.xy.assign(xy)
-    comp.on_generate(course._ctx, None)  # the component alone, on the poked layout
+    comp.on_generate(course._ctx, course._all)  # the component alone, on the poked layout
     got = np_set(course.checkpoints)
     for e in (2, 6):
         assert got["count"][e] == 0 and (got["pos"][e] == 0).all()
@@ -462,7 +462,7 @@ def test_gate_checkpoints_loop_of_one_gate_uses_chords():
     cnt[2] = 1
     g.result.count.assign(cnt)
     for c in course.components.values():
-        c.on_generate(course._ctx, None)
+        c.on_generate(course._ctx, course._all)
     got = np_set(course.checkpoints)
     assert course.components["centerline"].line.count.numpy()[2] == 0
     assert got["count"][2] == 1 and got["s"][2, 0] == 0 and got["length"][2] == 0

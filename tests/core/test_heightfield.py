@@ -209,7 +209,7 @@ def test_overlapping_frames_take_the_highest_top():
     pos[e, 1] = pos[e, 0] + [0.05, 0.0, 0.5]  # gate 1 over gate 0, higher; gate 2 lower, visited last
     pos[e, 2] = pos[e, 0] + [0.0, 0.05, -0.3]
     g.result.pos.assign(pos)
-    course.heightfield.on_generate(course._ctx, None)  # the component alone, on the poked layout
+    course.heightfield.on_generate(course._ctx, course._all)  # the component alone, on the poked layout
     h, ins = grids(course.heightfield.result)
     want_h, want_in, margin = gate_ref(course, course.heightfield.result, e)
     sure = margin > 1e-5
@@ -425,7 +425,7 @@ def test_nonfinite_layout_stays_local_and_finite():
     xy = g.result.xy.numpy()
     xy[4, 10] = np.nan  # one point of env 4
     g.result.xy.assign(xy)
-    course.heightfield.on_generate(course._ctx, None)  # the component alone, on the poked layout
+    course.heightfield.on_generate(course._ctx, course._all)  # the component alone, on the poked layout
     after = state(course)
     for k in after:
         assert np.isfinite(after[k].astype(np.float64)).all(), k

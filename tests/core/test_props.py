@@ -312,7 +312,7 @@ def test_nonfinite_layout_stays_local():
     xy = g.result.xy.numpy()
     xy[4, :] = np.nan  # every point of env 4: every cone of env 4 is parked, count kept
     g.result.xy.assign(xy)
-    comp.on_generate(course._ctx, None)  # the component alone, on the poked layout
+    comp.on_generate(course._ctx, course._all)  # the component alone, on the poked layout
     got = np_props(comp.result)
     for e in (2, 6):
         assert got["count"][e] == 0

@@ -1,4 +1,38 @@
-"""Course components: the contract (:class:`Component`, :class:`InputSpec`) and the built-ins."""
+"""Course components: the contract (:class:`Component`, :class:`InputSpec`) and the built-ins.
+
+This package holds the components a :class:`~track_gen.course.Course` runs, one module (or, for
+collision, one package) per family:
+
+=================  =================================================================================
+``component``      the contract: :class:`Component`, :class:`InputSpec`, the hooks
+``types``          the result types (:class:`CheckpointSet`, :class:`CourseLine`, :class:`Contacts`...)
+``checkpoints``    :class:`Checkpoints`, :class:`GateCheckpoints`, :class:`CheckpointSampler`
+``centerline``     :class:`CenterlineFromGates`, :class:`TrackLine` (course lines)
+``progress``       :class:`Progress` (passes, misses, laps, continuous progress)
+``collision/``     :class:`BandCollision`, :class:`DiscCollision`, :class:`FrameCollision`
+``localizer``      :class:`Localizer` (the track frame)
+``heightfield``    :class:`HeightFieldBake`
+``props``          :class:`Props` (scene object transforms)
+``_common``        rules and device helpers two or more components share (private)
+=================  =================================================================================
+
+Device math shared beyond the components (finite checks, the lateral axis, yaw, jitter, the
+``BIG`` sentinel) lives in :mod:`track_gen.math`.
+
+Conventions of the kernels here:
+
+* **Masks.** ``on_generate(ctx, mask)`` and ``reset(ctx, mask)`` always receive an ``[E]`` int32
+  array (nonzero: act on this env), never None: the course passes its own all-ones array for a
+  call without a mask. A masked kernel takes it as its first argument, ``mask``, and returns
+  early for ``mask[e] == 0``.
+* **Argument names.** Arrays a kernel only writes end in ``_out`` (``hit_out``, ``s_out``); an
+  input that shares its name with an output has no suffix (``s`` in, ``s_out`` out). Per-env state
+  that a kernel reads and writes (warm segment, previous position) keeps its plain name, under a
+  ``# state`` comment or noted in the docstring. Half extents are ``half_w`` / ``half_h`` (never
+  ``hh``, which once meant a half height in one module and a full height in another).
+* **Utility.** ``course.<name>`` returns the component's ``utility``: the component itself,
+  except for the checkpoint components (their :class:`CheckpointSampler`).
+"""
 
 from track_gen.tools.centerline import CenterlineFromGates, TrackLine
 from track_gen.tools.collision import BandCollision, DiscCollision, FrameCollision
@@ -11,6 +45,8 @@ from track_gen.tools.props import PARK_POSITION, Props, PropSet
 from track_gen.tools.types import CheckpointSet, Contacts, CourseLine, ProgressEvents, TrackFrame
 
 __all__ = [
-    "BandCollision", "DiscCollision", "FrameCollision", "CenterlineFromGates", "CheckpointSampler", "CheckpointSet", "Checkpoints", "Component", "Contacts",
-    "CourseLine", "GateCheckpoints", "HeightField", "HeightFieldBake", "InputSpec", "Localizer", "PARK_POSITION", "Progress", "ProgressEvents", "PropSet", "Props", "TrackFrame", "TrackLine",
+    "BandCollision", "DiscCollision", "FrameCollision", "CenterlineFromGates", "CheckpointSampler", "CheckpointSet",
+    "Checkpoints", "Component", "Contacts", "CourseLine", "GateCheckpoints", "HeightField", "HeightFieldBake",
+    "InputSpec", "Localizer", "PARK_POSITION", "Progress", "ProgressEvents", "PropSet", "Props", "TrackFrame",
+    "TrackLine",
 ]

@@ -17,9 +17,8 @@ import numpy as np
 import warp as wp
 
 from track_gen.errors import CapacityWarning, ResolutionWarning
+from track_gen.math import BIG
 from track_gen.tools.component import InputSpec
-
-_BIG = 1.0e30
 
 # ------------------------------------------------------------------------------------------------
 # the env origin (world-frame poses)
@@ -249,8 +248,8 @@ def arc_locate(s: wp.array2d(dtype=wp.float32), e: int, N: int, total: float, sk
 def chunk_box(points: wp.array2d(dtype=wp.vec2f), e: int, i0: int, i1: int, N: int) -> wp.vec4f:
     """Bounding box (min x, min y, max x, max y) of points ``i0 .. i1`` (inclusive, index mod N)
     of env ``e``: the chunk of segments ``i0 .. i1 - 1`` of a closed polyline."""
-    lo = wp.vec2f(_BIG, _BIG)
-    hi = wp.vec2f(-_BIG, -_BIG)
+    lo = wp.vec2f(BIG, BIG)
+    hi = wp.vec2f(-BIG, -BIG)
     for i in range(i0, i1 + 1):
         q = points[e, i % N]
         lo = wp.min(lo, q)

@@ -26,8 +26,6 @@ from track_gen.tools.component import check_name as _name
 __all__ = ["CenterlineFromGates", "TrackLine", "trace_gate_line"]
 
 
-
-
 def _alloc_line(E: int, N: int, device) -> CourseLine:
     return CourseLine(
         points=wp.zeros((E, N), dtype=wp.vec3f, device=device),
@@ -145,8 +143,7 @@ def trace_gate_line(e: int, n: int, closed: int, S: int, gpos: wp.array2d(dtype=
 
 @wp.kernel
 def _gate_line(
-    active: wp.array(dtype=wp.int32),
-    use_mask: int,
+    mask: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     gpos: wp.array2d(dtype=wp.vec3f),
     gnormal: wp.array2d(dtype=wp.vec3f),
@@ -158,56 +155,56 @@ def _gate_line(
     max_gates: int,
     cap: int,
     # outputs
-    points: wp.array2d(dtype=wp.vec3f),
-    tangent: wp.array2d(dtype=wp.vec3f),
-    s: wp.array2d(dtype=wp.float32),
-    count: wp.array(dtype=wp.int32),
-    length: wp.array(dtype=wp.float32),
+    points_out: wp.array2d(dtype=wp.vec3f),
+    tangent_out: wp.array2d(dtype=wp.vec3f),
+    s_out: wp.array2d(dtype=wp.float32),
+    count_out: wp.array(dtype=wp.int32),
+    length_out: wp.array(dtype=wp.float32),
     closed_out: wp.array(dtype=wp.int32),
-    gate_s: wp.array2d(dtype=wp.float32),
+    gate_s_out: wp.array2d(dtype=wp.float32),
 ):
     e = wp.tid()
-    if use_mask != 0 and active[e] == 0:
+    if mask[e] == 0:
         return
     n = line_gates(valid[e], gcount[e], closed, max_gates)
     npts = n * samples
     if closed == 0 and n > 0:
         npts = n * samples + 1
-    acc = trace_gate_line(e, n, closed, samples, gpos, gnormal, start_pos, start_yaw, 1, points, tangent, s, gate_s)
+    acc = trace_gate_line(e, n, closed, samples, gpos, gnormal, start_pos, start_yaw, 1, points_out, tangent_out,
+                          s_out, gate_s_out)
     for i in range(npts, cap):
-        points[e, i] = wp.vec3f(0.0, 0.0, 0.0)
-        tangent[e, i] = wp.vec3f(0.0, 0.0, 0.0)
-        s[e, i] = 0.0
+        points_out[e, i] = wp.vec3f(0.0, 0.0, 0.0)
+        tangent_out[e, i] = wp.vec3f(0.0, 0.0, 0.0)
+        s_out[e, i] = 0.0
     for g in range(n, max_gates):
-        gate_s[e, g] = 0.0
-    count[e] = npts
-    length[e] = acc
+        gate_s_out[e, g] = 0.0
+    count_out[e] = npts
+    length_out[e] = acc
     closed_out[e] = closed
 
 
 @wp.kernel
 def _track_line(
-    active: wp.array(dtype=wp.int32),
-    use_mask: int,
+    mask: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     xy: wp.array2d(dtype=wp.vec2f),
     z: wp.array2d(dtype=wp.float32),
     tan2: wp.array2d(dtype=wp.vec2f),
-    s_in: wp.array2d(dtype=wp.float32),
-    length_in: wp.array(dtype=wp.float32),
+    s: wp.array2d(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
     N: int,
     # outputs
-    points: wp.array2d(dtype=wp.vec3f),
-    tangent: wp.array2d(dtype=wp.vec3f),
-    s: wp.array2d(dtype=wp.float32),
-    count: wp.array(dtype=wp.int32),
-    length: wp.array(dtype=wp.float32),
-    closed: wp.array(dtype=wp.int32),
+    points_out: wp.array2d(dtype=wp.vec3f),
+    tangent_out: wp.array2d(dtype=wp.vec3f),
+    s_out: wp.array2d(dtype=wp.float32),
+    count_out: wp.array(dtype=wp.int32),
+    length_out: wp.array(dtype=wp.float32),
+    closed_out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
-    if use_mask != 0 and active[e] == 0:
+    if mask[e] == 0:
         return
-    total = length_in[e]
+    total = length[e]
     ok = valid[e] != 0 and wp.isfinite(total) and total > 0.0
     for i in range(N):
         if ok:
@@ -221,20 +218,20 @@ def _track_line(
             tv = wp.vec3f(t[0], t[1], 0.0)
             if seg > 0.0:
                 tv = d / seg
-            points[e, i] = a
-            tangent[e, i] = tv
-            s[e, i] = s_in[e, i]
+            points_out[e, i] = a
+            tangent_out[e, i] = tv
+            s_out[e, i] = s[e, i]
         else:
-            points[e, i] = wp.vec3f(0.0, 0.0, 0.0)
-            tangent[e, i] = wp.vec3f(0.0, 0.0, 0.0)
-            s[e, i] = 0.0
+            points_out[e, i] = wp.vec3f(0.0, 0.0, 0.0)
+            tangent_out[e, i] = wp.vec3f(0.0, 0.0, 0.0)
+            s_out[e, i] = 0.0
     if ok:
-        count[e] = N
-        length[e] = total
+        count_out[e] = N
+        length_out[e] = total
     else:
-        count[e] = 0
-        length[e] = 0.0
-    closed[e] = 1
+        count_out[e] = 0
+        length_out[e] = 0.0
+    closed_out[e] = 1
 
 
 # -- components -----------------------------------------------------------------------------------
@@ -245,9 +242,6 @@ class _LineComponent(Component):
     def line(self) -> CourseLine:
         """The :class:`CourseLine` (the same stable arrays every generation)."""
         return self.result
-
-    def _mask(self, ctx, mask):
-        return (self._all, 0) if mask is None else (mask, 1)
 
 
 class CenterlineFromGates(_LineComponent):
@@ -302,14 +296,12 @@ class CenterlineFromGates(_LineComponent):
         self.capacity = self.samples_per_gate * self.max_gates + (0 if self.closed else 1)
         self.result = _alloc_line(E, self.capacity, d)
         self._gate_s = wp.zeros((E, self.max_gates), dtype=wp.float32, device=d)
-        self._all = wp.ones(E, dtype=wp.int32, device=d)
 
     def on_generate(self, ctx, mask) -> None:
         g, r = ctx.result, self.result
-        active, use = self._mask(ctx, mask)
         wp.launch(
             _gate_line, dim=ctx.num_envs,
-            inputs=[active, use, g.valid, g.pos, g.normal, g.count, g.start_pos, g.start_yaw, int(self.closed),
+            inputs=[mask, g.valid, g.pos, g.normal, g.count, g.start_pos, g.start_yaw, int(self.closed),
                     self.samples_per_gate, self.max_gates, self.capacity],
             outputs=[r.points, r.tangent, r.s, r.count, r.length, r.closed, self._gate_s],
             device=ctx.device,
@@ -341,14 +333,12 @@ class TrackLine(_LineComponent):
         E, d = ctx.num_envs, ctx.device
         self.capacity = int(ctx.result.xy.shape[1])
         self.result = _alloc_line(E, self.capacity, d)
-        self._all = wp.ones(E, dtype=wp.int32, device=d)
 
     def on_generate(self, ctx, mask) -> None:
         g, r = ctx.result, self.result
-        active, use = self._mask(ctx, mask)
         wp.launch(
             _track_line, dim=ctx.num_envs,
-            inputs=[active, use, g.valid, g.xy, g.z, g.tangent, g.s, g.length, self.capacity],
+            inputs=[mask, g.valid, g.xy, g.z, g.tangent, g.s, g.length, self.capacity],
             outputs=[r.points, r.tangent, r.s, r.count, r.length, r.closed],
             device=ctx.device,
         )

@@ -24,6 +24,7 @@ import math
 import warp as wp
 
 from track_gen.exec import check_mask, mask_to_active
+from track_gen.math import BIG, jitter_position, unit_lateral, wrap_angle  # jitter_position: also imported from here
 from track_gen.rng import name_key, stream_state
 from track_gen.tools._common import arc_locate, capacity_arg, gates_in_use, positive, spaced_capacity, spaced_count
 from track_gen.tools.centerline import CenterlineFromGates, line_gates, trace_gate_line
@@ -31,13 +32,19 @@ from track_gen.tools.component import Component
 from track_gen.tools.types import CheckpointSet, CourseLine
 from track_gen.tools.component import check_name as _name
 
-__all__ = ["DEFAULT_HALF_HEIGHT", "CheckpointSampler", "Checkpoints", "GateCheckpoints"]
+__all__ = ["DEFAULT_HALF_HEIGHT", "LINE_CHORDS", "LINE_PROJECT", "LINE_TRACE", "CheckpointSampler", "Checkpoints",
+           "GateCheckpoints"]
 
 #: half height [m] of a band-track checkpoint when none is given: the opening is unbounded vertically
 DEFAULT_HALF_HEIGHT = 1.0e6
 
-_PI = wp.constant(math.pi)
-_TWO_PI = wp.constant(2.0 * math.pi)
+#: GateCheckpoints line rules (``_line_mode``; see :class:`GateCheckpoints`): 0 chords through the
+#: gate centres, 1 trace the CenterlineFromGates line, 2 project the gates on another course line
+LINE_CHORDS = 0
+LINE_TRACE = 1
+LINE_PROJECT = 2
+_LINE_TRACE = wp.constant(LINE_TRACE)
+_LINE_PROJECT = wp.constant(LINE_PROJECT)
 
 
 # -- argument checks ------------------------------------------------------------------------------
@@ -58,18 +65,17 @@ def _names(arg: str, value) -> tuple[str, ...]:
 # -- kernels --------------------------------------------------------------------------------------
 @wp.func
 def _zero_row(e: int, k: int, pos: wp.array2d(dtype=wp.vec3f), normal: wp.array2d(dtype=wp.vec3f),
-              hw: wp.array2d(dtype=wp.float32), hh: wp.array2d(dtype=wp.float32), cs: wp.array2d(dtype=wp.float32)):
+              hw: wp.array2d(dtype=wp.float32), half_h: wp.array2d(dtype=wp.float32), cs: wp.array2d(dtype=wp.float32)):
     pos[e, k] = wp.vec3f(0.0, 0.0, 0.0)
     normal[e, k] = wp.vec3f(0.0, 0.0, 0.0)
     hw[e, k] = 0.0
-    hh[e, k] = 0.0
+    half_h[e, k] = 0.0
     cs[e, k] = 0.0
 
 
 @wp.kernel
 def _track_checkpoints(
-    active: wp.array(dtype=wp.int32),
-    use_mask: int,
+    mask: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     xy: wp.array2d(dtype=wp.vec2f),
     z: wp.array2d(dtype=wp.float32),
@@ -82,17 +88,17 @@ def _track_checkpoints(
     cap: int,
     half_height: float,
     # outputs
-    pos: wp.array2d(dtype=wp.vec3f),
-    normal: wp.array2d(dtype=wp.vec3f),
-    hw: wp.array2d(dtype=wp.float32),
-    hh: wp.array2d(dtype=wp.float32),
-    cs: wp.array2d(dtype=wp.float32),
-    count: wp.array(dtype=wp.int32),
+    pos_out: wp.array2d(dtype=wp.vec3f),
+    normal_out: wp.array2d(dtype=wp.vec3f),
+    half_w_out: wp.array2d(dtype=wp.float32),
+    half_h_out: wp.array2d(dtype=wp.float32),
+    s_out: wp.array2d(dtype=wp.float32),
+    count_out: wp.array(dtype=wp.int32),
     length_out: wp.array(dtype=wp.float32),
-    closed: wp.array(dtype=wp.int32),
+    closed_out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
-    if use_mask != 0 and active[e] == 0:
+    if mask[e] == 0:
         return
     total = length[e]
     n = spaced_count(valid[e], total, spacing, cap, 3)
@@ -109,25 +115,24 @@ def _track_checkpoints(
         if wp.length(t) < 1.0e-6:
             t = xy[e, j] - xy[e, i]
         t = wp.normalize(t)
-        pos[e, k] = wp.vec3f(p[0], p[1], z[e, i] + (z[e, j] - z[e, i]) * f)
-        normal[e, k] = wp.normalize(wp.vec3f(t[0], t[1], slope))
-        hw[e, k] = half_width[e, i] + (half_width[e, j] - half_width[e, i]) * f
-        hh[e, k] = half_height
-        cs[e, k] = sk
+        pos_out[e, k] = wp.vec3f(p[0], p[1], z[e, i] + (z[e, j] - z[e, i]) * f)
+        normal_out[e, k] = wp.normalize(wp.vec3f(t[0], t[1], slope))
+        half_w_out[e, k] = half_width[e, i] + (half_width[e, j] - half_width[e, i]) * f
+        half_h_out[e, k] = half_height
+        s_out[e, k] = sk
     for k in range(n, cap):
-        _zero_row(e, k, pos, normal, hw, hh, cs)
-    count[e] = n
+        _zero_row(e, k, pos_out, normal_out, half_w_out, half_h_out, s_out)
+    count_out[e] = n
     if n > 0:
         length_out[e] = total
     else:
         length_out[e] = 0.0
-    closed[e] = 1
+    closed_out[e] = 1
 
 
 @wp.kernel
 def _gate_checkpoints(
-    active: wp.array(dtype=wp.int32),
-    use_mask: int,
+    mask: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     gpos: wp.array2d(dtype=wp.vec3f),
     gnormal: wp.array2d(dtype=wp.vec3f),
@@ -138,8 +143,8 @@ def _gate_checkpoints(
     start_yaw: wp.array(dtype=wp.float32),
     is_closed: int,
     cap: int,
-    line_mode: int,  # 0: chords through the gates, 1: trace the CenterlineFromGates line, 2: project
-    samples: int,  # line_mode 1: the CenterlineFromGates' samples_per_gate
+    line_mode: int,  # LINE_CHORDS / LINE_TRACE / LINE_PROJECT
+    samples: int,  # LINE_TRACE: the CenterlineFromGates' samples_per_gate
     scratch_points: wp.array2d(dtype=wp.vec3f),  # placeholders trace_gate_line does not write
     scratch_s: wp.array2d(dtype=wp.float32),
     line_points: wp.array2d(dtype=wp.vec3f),
@@ -148,30 +153,30 @@ def _gate_checkpoints(
     line_length: wp.array(dtype=wp.float32),
     line_closed: wp.array(dtype=wp.int32),
     # outputs
-    pos: wp.array2d(dtype=wp.vec3f),
-    normal: wp.array2d(dtype=wp.vec3f),
-    hw: wp.array2d(dtype=wp.float32),
-    hh: wp.array2d(dtype=wp.float32),
-    cs: wp.array2d(dtype=wp.float32),
-    count: wp.array(dtype=wp.int32),
+    pos_out: wp.array2d(dtype=wp.vec3f),
+    normal_out: wp.array2d(dtype=wp.vec3f),
+    half_w_out: wp.array2d(dtype=wp.float32),
+    half_h_out: wp.array2d(dtype=wp.float32),
+    s_out: wp.array2d(dtype=wp.float32),
+    count_out: wp.array(dtype=wp.int32),
     length_out: wp.array(dtype=wp.float32),
-    closed: wp.array(dtype=wp.int32),
+    closed_out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
-    if use_mask != 0 and active[e] == 0:
+    if mask[e] == 0:
         return
     n = gates_in_use(valid[e], gcount[e], cap)
     traced = int(0)
     line_total = float(0.0)
-    if line_mode == 1:
+    if line_mode == _LINE_TRACE:
         # the line CenterlineFromGates builds (none on a loop of < 2 gates: chords then), its
-        # gate arc lengths written straight into cs by the very function that line sums with
+        # gate arc lengths written straight into s_out by the very function that line sums with
         if line_gates(valid[e], gcount[e], is_closed, cap) > 0:
             line_total = trace_gate_line(e, n, is_closed, samples, gpos, gnormal, start_pos, start_yaw, 0,
-                                         scratch_points, scratch_points, scratch_s, cs)
+                                         scratch_points, scratch_points, scratch_s, s_out)
             traced = 1
     m = int(0)  # points of a projected course line (0: use the gate polyline)
-    if line_mode == 2 and n > 0:
+    if line_mode == _LINE_PROJECT and n > 0:
         m = line_count[e]
         if m < 2:
             m = 0
@@ -185,7 +190,7 @@ def _gate_checkpoints(
             segs = m - 1
             if line_closed[e] != 0:
                 segs = m
-            best = float(1.0e30)
+            best = float(BIG)
             for i in range(segs):
                 i1 = (i + 1) % m
                 a = line_points[e, i]
@@ -202,14 +207,14 @@ def _gate_checkpoints(
                 if dist < best:
                     best = dist
                     sg = sa + (sb - sa) * f
-        pos[e, g] = p
-        normal[e, g] = gnormal[e, g]
-        hw[e, g] = 0.5 * width[e]
-        hh[e, g] = 0.5 * height[e]
+        pos_out[e, g] = p
+        normal_out[e, g] = gnormal[e, g]
+        half_w_out[e, g] = 0.5 * width[e]
+        half_h_out[e, g] = 0.5 * height[e]
         if traced == 0:
-            cs[e, g] = sg
+            s_out[e, g] = sg
     for k in range(n, cap):
-        _zero_row(e, k, pos, normal, hw, hh, cs)
+        _zero_row(e, k, pos_out, normal_out, half_w_out, half_h_out, s_out)
     total = acc
     if is_closed != 0 and n > 1:
         total += wp.length(gpos[e, 0] - gpos[e, n - 1])
@@ -219,28 +224,14 @@ def _gate_checkpoints(
         total = line_total
     if n == 0:
         total = 0.0
-    count[e] = n
+    count_out[e] = n
     length_out[e] = total
-    closed[e] = is_closed
-
-
-@wp.func
-def _wrap(a: float) -> float:
-    return a - _TWO_PI * wp.floor((a + _PI) / _TWO_PI)
-
-
-@wp.func
-def jitter_position(base: wp.vec3f, lateral: wp.vec3f, r1: float, r2: float, jitter_lateral: float,
-                    jitter_vertical: float) -> wp.vec3f:
-    """``base`` moved by uniform jitter: ``jitter_lateral`` half range along the unit ``lateral``
-    axis and ``jitter_vertical`` along z, from two uniform draws ``r1``, ``r2`` in [0, 1)."""
-    p = base + lateral * (jitter_lateral * (2.0 * r1 - 1.0))
-    return p + wp.vec3f(0.0, 0.0, jitter_vertical * (2.0 * r2 - 1.0))
+    closed_out[e] = is_closed
 
 
 @wp.kernel
 def _sample(
-    active: wp.array(dtype=wp.int32),
+    mask: wp.array(dtype=wp.int32),
     seeds: wp.array(dtype=wp.int32),
     counter: wp.array(dtype=wp.int32),
     key: int,
@@ -257,7 +248,7 @@ def _sample(
     out_yaw: wp.array(dtype=wp.float32),
 ):
     e = wp.tid()
-    if active[e] == 0:
+    if mask[e] == 0:
         return
     c = counter[e] + 1
     counter[e] = c
@@ -274,13 +265,10 @@ def _sample(
         return
     k = wp.min(int(r0 * float(n)), n - 1)
     nn = cp_normal[e, k]
-    lat = wp.vec3f(-nn[1], nn[0], 0.0)
-    ll = wp.length(lat)
-    if ll > 0.0:
-        lat = lat / ll
+    lat = unit_lateral(nn)
     out_index[e] = k
     out_pos[e] = jitter_position(cp_pos[e, k], lat, r1, r2, jitter_lateral, jitter_vertical)
-    out_yaw[e] = _wrap(wp.atan2(nn[1], nn[0]) + jitter_yaw * (2.0 * r3 - 1.0))
+    out_yaw[e] = wrap_angle(wp.atan2(nn[1], nn[0]) + jitter_yaw * (2.0 * r3 - 1.0))
 
 
 @wp.kernel
@@ -396,7 +384,6 @@ class _CheckpointComponent(Component):
     def _finish_attach(self, ctx, C: int) -> None:
         self.capacity = int(C)
         self.result = _alloc_set(ctx.num_envs, C, ctx.device)
-        self._all = wp.ones(ctx.num_envs, dtype=wp.int32, device=ctx.device)
         seeds = getattr(getattr(ctx.generator, "seeds", None), "seeds", None)
         if not isinstance(seeds, wp.array):
             seeds = None
@@ -406,9 +393,6 @@ class _CheckpointComponent(Component):
     def sampler(self) -> CheckpointSampler:
         """The :class:`CheckpointSampler` over this component's checkpoints (``course.checkpoint_sampler``)."""
         return self.utility
-
-    def _mask(self, mask):
-        return (self._all, 0) if mask is None else (mask, 1)
 
 
 class Checkpoints(_CheckpointComponent):
@@ -461,10 +445,9 @@ class Checkpoints(_CheckpointComponent):
 
     def on_generate(self, ctx, mask) -> None:
         r, g = self.result, ctx.result
-        active, use = self._mask(mask)
         wp.launch(
             _track_checkpoints, dim=ctx.num_envs,
-            inputs=[active, use, g.valid, g.xy, g.z, g.half_width, g.tangent, g.s, g.length, int(g.xy.shape[1]),
+            inputs=[mask, g.valid, g.xy, g.z, g.half_width, g.tangent, g.s, g.length, int(g.xy.shape[1]),
                     self.spacing, self.capacity, self.half_height],
             outputs=[r.pos, r.normal, r.half_width, r.half_height, r.s, r.count, r.length, r.closed],
             device=ctx.device,
@@ -522,17 +505,16 @@ class GateCheckpoints(_CheckpointComponent):
         peer = ctx.peer(self.line_name)
         if peer is self:
             peer = None
-        self._line = peer
         self._samples = 1
         ph2 = (wp.zeros((E, 1), dtype=wp.vec3f, device=d), wp.zeros((E, 1), dtype=wp.float32, device=d))
         self._scratch = ph2  # trace_gate_line never writes them here (write = 0)
         placeholders = (*ph2, wp.zeros(E, dtype=wp.int32, device=d), wp.zeros(E, dtype=wp.float32, device=d),
                         wp.zeros(E, dtype=wp.int32, device=d))
         if peer is None:
-            self._line_mode = 0
+            self._line_mode = LINE_CHORDS
             self._line_arrays = placeholders  # never read (rule 0)
         elif type(peer) is CenterlineFromGates:
-            self._line_mode = 1
+            self._line_mode = LINE_TRACE
             self._samples = int(peer.samples_per_gate)  # configuration only: it may not be attached yet
             self._line_arrays = placeholders  # never read (rule 1)
         else:
@@ -547,15 +529,14 @@ class GateCheckpoints(_CheckpointComponent):
                 raise TypeError(
                     f"GateCheckpoints reads the {self.line_name!r} component's CourseLine, got {type(res).__name__}"
                 )
-            self._line_mode = 2
+            self._line_mode = LINE_PROJECT
             self._line_arrays = (res.points, res.s, res.count, res.length, res.closed)
 
     def on_generate(self, ctx, mask) -> None:
         r, g = self.result, ctx.result
-        active, use = self._mask(mask)
         wp.launch(
             _gate_checkpoints, dim=ctx.num_envs,
-            inputs=[active, use, g.valid, g.pos, g.normal, g.count, g.width, g.height, g.start_pos, g.start_yaw,
+            inputs=[mask, g.valid, g.pos, g.normal, g.count, g.width, g.height, g.start_pos, g.start_yaw,
                     int(bool(g.closed)), self.capacity, self._line_mode, self._samples, *self._scratch,
                     *self._line_arrays],
             outputs=[r.pos, r.normal, r.half_width, r.half_height, r.s, r.count, r.length, r.closed],

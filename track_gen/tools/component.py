@@ -9,13 +9,14 @@ Five hooks, all with defaults here:
     store the input arrays the course routes to it (then ``on_bind(arrays)`` for checks).
 ``on_generate(ctx, mask)``
     inside the regeneration body: refresh per-generation data (checkpoints, bakes) from the
-    generator result. ``mask`` is an [E] int32 array (nonzero: regenerated) or None (all envs).
-    Rows of other envs must stay byte-identical, and it must not read bound inputs.
+    generator result. ``mask`` is always an [E] int32 array (nonzero: regenerated, never None:
+    a regeneration of every env passes the course's own all-ones array, allocated once at
+    construction). Rows of other envs must stay byte-identical, and it must not read bound inputs.
 ``step(ctx)``
     once per env step: read bound inputs, write ``result``. Components that override it are the
     *per-step* components whose result is an entry of :class:`~track_gen.course.StepResult`.
 ``reset(ctx, mask)``
-    put per-env state back to the start for masked envs only (``mask`` as above, never None).
+    put per-env state back to the start for masked envs only (``mask`` as above).
 
 Every hook after ``attach`` must be recordable: no allocation, no host sync, no branching on
 device data in Python.
@@ -85,7 +86,13 @@ class Component:
 
     @property
     def utility(self) -> Any:
-        """What the course exposes as ``course.<name>`` for a built-in name (default: the component)."""
+        """The object the course hands out as ``course.<attribute>`` for a built-in name.
+
+        The component itself by default (``course.localizer`` is the Localizer); a component whose
+        users want a helper object rather than the component sets it in ``__init__`` / ``attach``
+        (the checkpoint components set their :class:`~track_gen.tools.checkpoints.CheckpointSampler`,
+        ``course.checkpoint_sampler``). ``result`` is the data; ``utility`` is what you call.
+        """
         return self if self._utility is None else self._utility
 
     @utility.setter
@@ -108,7 +115,7 @@ class Component:
         """Check or derive from the newly bound arrays; raising rolls the whole bind back."""
 
     def on_generate(self, ctx, mask) -> None:
-        """Refresh per-generation data of masked envs (all when ``mask`` is None)."""
+        """Refresh per-generation data of masked envs (``mask``: [E] int32, nonzero = regenerated)."""
 
     def step(self, ctx) -> None:
         """Per-step work (the base does nothing: per-generation components keep it)."""

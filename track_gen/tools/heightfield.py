@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import warp as wp
 
+from track_gen.math import BIG, left_normal
 from track_gen.tools._common import (box_dist2, chunk_box, chunking, env_position, gates_in_use, largest_size,
                                      no_origin, origin_args, real, resolution_arg, size_hi_arg, warn_uncovered)
 from track_gen.tools.component import Component
@@ -50,7 +51,6 @@ __all__ = ["HeightField", "HeightFieldBake", "SIZE_PARAMS"]
 #: generator parameters that give the side of the course square, by family (first found wins)
 SIZE_PARAMS = ("centerline.size", "gates.size")
 
-_BIG = 1.0e30
 
 # ------------------------------------------------------------------------------------------------
 # result
@@ -80,22 +80,22 @@ class HeightField:
 # kernels: band tracks
 # ------------------------------------------------------------------------------------------------
 @wp.kernel
-def _chunks_kernel(active: wp.array(dtype=wp.int32), use_mask: int, xy: wp.array2d(dtype=wp.vec2f),
+def _chunks_kernel(mask: wp.array(dtype=wp.int32), xy: wp.array2d(dtype=wp.vec2f),
                    half_width: wp.array2d(dtype=wp.float32), K: int, C: int,
-                   boxes: wp.array2d(dtype=wp.vec4f), hw_max: wp.array(dtype=wp.float32)):
+                   boxes_out: wp.array2d(dtype=wp.vec4f), hw_max_out: wp.array(dtype=wp.float32)):
     """Bounding box of each chunk of K centreline segments (min x, min y, max x, max y) and the
     largest half width of the env."""
     e = wp.tid()
-    if use_mask != 0 and active[e] == 0:
+    if mask[e] == 0:
         return
     N = xy.shape[1]
     for k in range(C):
         i0 = k * K
-        boxes[e, k] = chunk_box(xy, e, i0, wp.min(i0 + K, N), N)
+        boxes_out[e, k] = chunk_box(xy, e, i0, wp.min(i0 + K, N), N)
     m = float(0.0)
     for i in range(N):
         m = wp.max(m, half_width[e, i])
-    hw_max[e] = m
+    hw_max_out[e] = m
 
 
 @wp.func
@@ -111,31 +111,31 @@ def _seg_point2(p: wp.vec2f, a: wp.vec2f, b: wp.vec2f):
 
 
 @wp.kernel
-def _track_bake_kernel(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array(dtype=wp.int32),
+def _track_bake_kernel(mask: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32),
                        xy: wp.array2d(dtype=wp.vec2f), z: wp.array2d(dtype=wp.float32),
                        half_width: wp.array2d(dtype=wp.float32), boxes: wp.array2d(dtype=wp.vec4f),
                        hw_max: wp.array(dtype=wp.float32), K: int, C: int, x0: float, cell: float,
                        nearest: int, outside: float,
-                       heights: wp.array3d(dtype=wp.float32), inside: wp.array3d(dtype=wp.uint8)):
+                       heights_out: wp.array3d(dtype=wp.float32), inside_out: wp.array3d(dtype=wp.uint8)):
     e, r = wp.tid()
-    if use_mask != 0 and active[e] == 0:
+    if mask[e] == 0:
         return
-    n = heights.shape[2]
+    n = heights_out.shape[2]
     if valid[e] == 0:
         for j in range(n):
-            heights[e, r, j] = 0.0
-            inside[e, r, j] = wp.uint8(0)
+            heights_out[e, r, j] = 0.0
+            inside_out[e, r, j] = wp.uint8(0)
         return
     N = xy.shape[1]
     # with a constant off-band value only segments within the widest half width matter
-    limit = float(_BIG)
+    limit = float(BIG)
     if nearest == 0:
         limit = hw_max[e] * hw_max[e]
     y = x0 + float(r) * cell
     warm = int(-1)
     for j in range(n):
         p = wp.vec2f(x0 + float(j) * cell, y)
-        best = float(_BIG)  # squared distances throughout
+        best = float(BIG)  # squared distances throughout
         bg = int(-1)
         bt = float(0.0)
         if warm >= 0:
@@ -176,24 +176,24 @@ def _track_bake_kernel(active: wp.array(dtype=wp.int32), use_mask: int, valid: w
         if not wp.isfinite(h):
             h = 0.0
             ins = 0
-        heights[e, r, j] = h
-        inside[e, r, j] = wp.uint8(ins)
+        heights_out[e, r, j] = h
+        inside_out[e, r, j] = wp.uint8(ins)
 
 
 # ------------------------------------------------------------------------------------------------
 # kernels: gate courses
 # ------------------------------------------------------------------------------------------------
 @wp.kernel
-def _gate_bake_kernel(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array(dtype=wp.int32),
+def _gate_bake_kernel(mask: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32),
                       gpos: wp.array2d(dtype=wp.vec3f), gnormal: wp.array2d(dtype=wp.vec3f),
                       gcount: wp.array(dtype=wp.int32), width: wp.array(dtype=wp.float32),
                       height: wp.array(dtype=wp.float32), thickness: wp.array(dtype=wp.float32),
                       x0: float, cell: float,
-                      heights: wp.array3d(dtype=wp.float32), inside: wp.array3d(dtype=wp.uint8)):
+                      heights_out: wp.array3d(dtype=wp.float32), inside_out: wp.array3d(dtype=wp.uint8)):
     e, r = wp.tid()
-    if use_mask != 0 and active[e] == 0:
+    if mask[e] == 0:
         return
-    n = heights.shape[2]
+    n = heights_out.shape[2]
     G = gates_in_use(valid[e], gcount[e], gpos.shape[1])
     t = thickness[e]
     a = 0.5 * width[e] + t  # half extent along the lateral axis
@@ -202,8 +202,8 @@ def _gate_bake_kernel(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp
     hc = 0.5 * cell
     y = x0 + float(r) * cell
     for j in range(n):
-        heights[e, r, j] = 0.0
-        inside[e, r, j] = wp.uint8(0)
+        heights_out[e, r, j] = 0.0
+        inside_out[e, r, j] = wp.uint8(0)
     for g in range(G):
         c = gpos[e, g]
         nn = gnormal[e, g]
@@ -211,7 +211,7 @@ def _gate_bake_kernel(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp
         ln = wp.length(nrm)
         if ln > 0.0:
             nrm = nrm / ln
-        lat = wp.vec2f(-nrm[1], nrm[0])
+        lat = left_normal(nrm)
         top = c[2] + top_off
         ex = hc + a * wp.abs(lat[0]) + b * wp.abs(nrm[0])  # half extents of the x / y separating axes
         ey = hc + a * wp.abs(lat[1]) + b * wp.abs(nrm[1])
@@ -230,8 +230,8 @@ def _gate_bake_kernel(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp
             ok = ok and wp.abs(wp.dot(d, lat)) <= a + hc * (wp.abs(lat[0]) + wp.abs(lat[1]))
             ok = ok and wp.abs(wp.dot(d, nrm)) <= b + hc * (wp.abs(nrm[0]) + wp.abs(nrm[1]))
             if ok:
-                inside[e, r, j] = wp.uint8(1)
-                heights[e, r, j] = wp.max(heights[e, r, j], top)
+                inside_out[e, r, j] = wp.uint8(1)
+                heights_out[e, r, j] = wp.max(heights_out[e, r, j], top)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -367,7 +367,6 @@ class HeightFieldBake(Component):
             self._K, self._C = chunking(N)
             self._boxes = wp.zeros((E, self._C), dtype=wp.vec4f, device=dev)
             self._hw_max = wp.zeros(E, dtype=wp.float32, device=dev)
-        self._all = wp.ones(E, dtype=wp.int32, device=dev)
         self.result = HeightField(
             heights=wp.zeros((E, R, R), dtype=wp.float32, device=dev),
             inside=wp.zeros((E, R, R), dtype=wp.uint8, device=dev),
@@ -388,27 +387,25 @@ class HeightFieldBake(Component):
         return self.result.inside
 
     def on_generate(self, ctx, mask) -> None:
-        """Bake masked envs (all when ``mask`` is None); other envs' rows are not written."""
+        """Bake masked envs (``mask`` [E] int32); other envs' rows are not written."""
         r = ctx.result
         E, dev = ctx.num_envs, ctx.device
-        active = self._all if mask is None else mask
-        use = 0 if mask is None else 1
         self._check_cover(ctx.generator, stacklevel=4)
         out = [self.result.heights, self.result.inside]
         R = self.resolution
         if self._family == "track":
             wp.launch(_chunks_kernel, dim=E, device=dev,
-                      inputs=[active, use, r.xy, r.half_width, self._K, self._C],
+                      inputs=[mask, r.xy, r.half_width, self._K, self._C],
                       outputs=[self._boxes, self._hw_max])
             nearest = 1 if isinstance(self.outside, str) else 0
             value = 0.0 if nearest else float(self.outside)
             wp.launch(_track_bake_kernel, dim=(E, R), device=dev,
-                      inputs=[active, use, r.valid, r.xy, r.z, r.half_width, self._boxes, self._hw_max, self._K,
+                      inputs=[mask, r.valid, r.xy, r.z, r.half_width, self._boxes, self._hw_max, self._K,
                               self._C, self.origin, self.cell, nearest, value],
                       outputs=out)
         else:
             wp.launch(_gate_bake_kernel, dim=(E, R), device=dev,
-                      inputs=[active, use, r.valid, r.pos, r.normal, r.count, r.width, r.height, r.thickness,
+                      inputs=[mask, r.valid, r.pos, r.normal, r.count, r.width, r.height, r.thickness,
                               self.origin, self.cell],
                       outputs=out)
 

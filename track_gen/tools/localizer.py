@@ -87,6 +87,7 @@ import numbers
 
 import warp as wp
 
+from track_gen.math import finite3
 from track_gen.tools._common import ORIGIN_INPUT, env_position, no_origin, origin_args
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.types import CourseLine, TrackFrame
@@ -94,14 +95,10 @@ from track_gen.tools.component import check_name as _name
 
 __all__ = ["Localizer", "SEARCH_NONE", "SEARCH_WARM", "SEARCH_GLOBAL"]
 
-
-
-
 #: values of ``Localizer.search`` ([E] int32, per step): how the env's result was found
-SEARCH_NONE = 0  # invalid line or position: no search
-SEARCH_WARM = 1  # the warm window result was accepted
-SEARCH_GLOBAL = 2  # global search (global mode, no previous segment, or a fallback rule fired)
-
+SEARCH_NONE = wp.constant(0)  # invalid line or position: no search
+SEARCH_WARM = wp.constant(1)  # the warm window result was accepted
+SEARCH_GLOBAL = wp.constant(2)  # global search (global mode, no previous segment, or a fallback rule fired)
 
 
 # -- on_generate ----------------------------------------------------------------------------------
@@ -114,41 +111,36 @@ def _unit_or_zero(v: wp.vec3f):
 
 
 @wp.kernel
-def _copy_track(active: wp.array(dtype=wp.int32), use_mask: int, xy: wp.array2d(dtype=wp.vec2f),
+def _copy_track(mask: wp.array(dtype=wp.int32), xy: wp.array2d(dtype=wp.vec2f),
                 z: wp.array2d(dtype=wp.float32), s: wp.array2d(dtype=wp.float32),
                 length: wp.array(dtype=wp.float32), num_points: int,
-                points: wp.array2d(dtype=wp.vec3f), tangent: wp.array2d(dtype=wp.vec3f),
-                line_s: wp.array2d(dtype=wp.float32), count: wp.array(dtype=wp.int32),
-                line_length: wp.array(dtype=wp.float32), closed: wp.array(dtype=wp.int32)):
-    """A band track (closed loop of N points) into a CourseLine, masked envs only."""
+                points_out: wp.array2d(dtype=wp.vec3f), tangent_out: wp.array2d(dtype=wp.vec3f),
+                s_out: wp.array2d(dtype=wp.float32), count_out: wp.array(dtype=wp.int32),
+                length_out: wp.array(dtype=wp.float32), closed_out: wp.array(dtype=wp.int32)):
+    """A band track (closed_out loop of N points_out) into a CourseLine, masked envs only."""
     e = wp.tid()
-    if use_mask != 0 and active[e] == 0:
+    if mask[e] == 0:
         return
     for i in range(num_points):
         p = xy[e, i]
-        points[e, i] = wp.vec3f(p[0], p[1], z[e, i])
-        line_s[e, i] = s[e, i]
+        points_out[e, i] = wp.vec3f(p[0], p[1], z[e, i])
+        s_out[e, i] = s[e, i]
     for i in range(num_points):
         nxt = i + 1
         if nxt == num_points:
             nxt = 0
-        tangent[e, i] = _unit_or_zero(points[e, nxt] - points[e, i])
-    count[e] = num_points
-    line_length[e] = length[e]
-    closed[e] = 1
-
-
-@wp.func
-def _finite3(v: wp.vec3f):
-    return wp.isfinite(v[0]) and wp.isfinite(v[1]) and wp.isfinite(v[2])
+        tangent_out[e, i] = _unit_or_zero(points_out[e, nxt] - points_out[e, i])
+    count_out[e] = num_points
+    length_out[e] = length[e]
+    closed_out[e] = 1
 
 
 @wp.kernel
-def _bake(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array(dtype=wp.int32),
+def _bake(mask: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32),
           points: wp.array2d(dtype=wp.vec3f), s: wp.array2d(dtype=wp.float32), count: wp.array(dtype=wp.int32),
           length: wp.array(dtype=wp.float32), closed: wp.array(dtype=wp.int32), capacity: int, block: int,
-          pts: wp.array2d(dtype=wp.vec4f), spheres: wp.array2d(dtype=wp.vec4f), num_seg: wp.array(dtype=wp.int32),
-          prev: wp.array(dtype=wp.int32)):
+          pts_out: wp.array2d(dtype=wp.vec4f), spheres_out: wp.array2d(dtype=wp.vec4f),
+          num_seg_out: wp.array(dtype=wp.int32), prev_out: wp.array(dtype=wp.int32)):
     """Vertices as ``(x, y, z, s)``, 16 bytes each, so that segment j runs from ``pts[e, j]`` to
     ``pts[e, j + 1]`` (a closed line repeats point 0 as vertex n with ``s = length``); per block of
     segments a bounding sphere ``(centre, radius)``.
@@ -156,9 +148,9 @@ def _bake(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array(dtype
     Rows past the env's last vertex are zeroed, so the baked rows are a function of the line.
     """
     e = wp.tid()
-    if use_mask != 0 and active[e] == 0:
+    if mask[e] == 0:
         return
-    prev[e] = -1
+    prev_out[e] = -1
     n = count[e]
     ok = valid[e] != 0 and n >= 2 and n <= capacity and wp.isfinite(length[e])
     m = int(0)  # segments
@@ -176,13 +168,13 @@ def _bake(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array(dtype
             else:
                 si = s[e, i]
             p = points[e, k]
-            if not (_finite3(p) and wp.isfinite(si)):
+            if not (finite3(p) and wp.isfinite(si)):
                 ok = False
-            pts[e, i] = wp.vec4f(p[0], p[1], p[2], si)
+            pts_out[e, i] = wp.vec4f(p[0], p[1], p[2], si)
     for i in range(1, m + 1):  # no segment vector may overflow float32 either
         if ok:
-            a = pts[e, i - 1]
-            b = pts[e, i]
+            a = pts_out[e, i - 1]
+            b = pts_out[e, i]
             d = wp.vec3f(b[0] - a[0], b[1] - a[1], b[2] - a[2])
             if not wp.isfinite(wp.dot(d, d)):
                 ok = False
@@ -192,110 +184,173 @@ def _bake(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array(dtype
     if m == 0:
         first_unused = 0
     for i in range(first_unused, capacity + 1):
-        pts[e, i] = wp.vec4f(0.0, 0.0, 0.0, 0.0)
-    for bi in range(spheres.shape[1]):
+        pts_out[e, i] = wp.vec4f(0.0, 0.0, 0.0, 0.0)
+    for bi in range(spheres_out.shape[1]):
         lo = bi * block
         hi = wp.min(lo + block, m)  # segments lo .. hi - 1: vertices lo .. hi
         sphere = wp.vec4f(0.0, 0.0, 0.0, 0.0)
         if lo < hi:
-            first = pts[e, lo]
+            first = pts_out[e, lo]
             bmin = wp.vec3f(first[0], first[1], first[2])
             bmax = bmin
             for i in range(lo, hi + 1):
-                v = pts[e, i]
+                v = pts_out[e, i]
                 x = wp.vec3f(v[0], v[1], v[2])
                 bmin = wp.min(bmin, x)
                 bmax = wp.max(bmax, x)
             c = 0.5 * (bmin + bmax)
             r = float(0.0)
             for i in range(lo, hi + 1):
-                v = pts[e, i]
+                v = pts_out[e, i]
                 r = wp.max(r, wp.length(wp.vec3f(v[0], v[1], v[2]) - c))
             # inflate for float32 rounding: the sphere must hold every evaluated point
             r = r * 1.0001 + 1.0e-6 * (wp.length(c) + 1.0)
             sphere = wp.vec4f(c[0], c[1], c[2], r)
-        spheres[e, bi] = sphere
-    num_seg[e] = m
+        spheres_out[e, bi] = sphere
+    num_seg_out[e] = m
 
 
 @wp.kernel
-def _invalidate(active: wp.array(dtype=wp.int32), prev: wp.array(dtype=wp.int32)):
+def _invalidate(mask: wp.array(dtype=wp.int32), prev_out: wp.array(dtype=wp.int32)):
     e = wp.tid()
-    if active[e] != 0:
-        prev[e] = -1
+    if mask[e] != 0:
+        prev_out[e] = -1
 
 
 # -- step -------------------------------------------------------------------------------------
+@wp.func
+def _warm_window(pj: int, m: int, window: int, is_closed: bool):
+    """The warm window around the previous segment ``pj``: ``(mode, start, length, open_lo,
+    open_hi)``; mode ``SEARCH_WARM`` when one applies (rules 1 and 2 of the module docstring),
+    else ``SEARCH_GLOBAL``. ``open_lo`` / ``open_hi``: the window's first / last segment is an
+    end of an open line."""
+    mode = int(SEARCH_GLOBAL)
+    w_start = int(0)
+    w_len = int(0)
+    open_lo = False
+    open_hi = False
+    if window > 0 and pj >= 0 and pj < m:
+        if is_closed:
+            if 2 * window + 1 < m:
+                mode = SEARCH_WARM
+                w_start = pj - window
+                if w_start < 0:
+                    w_start = w_start + m
+                w_len = 2 * window + 1
+        else:
+            lo = wp.max(pj - window, 0)
+            hi = wp.min(pj + window, m - 1)
+            if lo > 0 or hi < m - 1:
+                mode = SEARCH_WARM
+                w_start = lo
+                w_len = hi - lo + 1
+                open_lo = lo == 0
+                open_hi = hi == m - 1
+    return mode, w_start, w_len, open_lo, open_hi
+
+
+@wp.func
+def _sphere_gap(p: wp.vec3f, sp: wp.vec4f):
+    """Distance from ``p`` to the centre of sphere ``sp`` (centre, radius)."""
+    return wp.length(p - wp.vec3f(sp[0], sp[1], sp[2]))
+
+
+@wp.func
+def _nearest_block(p: wp.vec3f, spheres: wp.array2d(dtype=wp.vec4f), e: int, n_blocks: int) -> int:
+    """The block whose bounding sphere is nearest to ``p`` (scanned first: a tight bound for
+    pruning the rest)."""
+    first_block = int(0)
+    best_lb = float(wp.inf)
+    for bi in range(n_blocks):
+        sp = spheres[e, bi]
+        lb = _sphere_gap(p, sp) - sp[3]
+        if lb < best_lb:
+            best_lb = lb
+            first_block = bi
+    return first_block
+
+
+@wp.func
+def _seg_nearest(p: wp.vec3f, sa: wp.vec4f, sb: wp.vec4f):
+    """Segment ``sa -> sb`` (baked vertices ``(x, y, z, s)``) against ``p``: the squared
+    distance, the closest point's parameter t in [0, 1] and the segment's arc length."""
+    v = p - wp.vec3f(sa[0], sa[1], sa[2])
+    d = wp.vec3f(sb[0] - sa[0], sb[1] - sa[1], sb[2] - sa[2])
+    ds = sb[3] - sa[3]
+    l2 = wp.dot(d, d)
+    t = float(0.0)
+    if l2 > 1.0e-30:
+        t = wp.clamp(wp.dot(v, d) / l2, 0.0, 1.0)
+    r = v - t * d
+    return wp.dot(r, r), t, ds
+
+
+@wp.func
+def _heading(quat: wp.array(dtype=wp.quatf), has_quat: int, e: int, d: wp.vec3f) -> float:
+    """Yaw of the body's x axis minus the segment direction ``d``'s, in [-pi, pi); 0 without a
+    finite orientation."""
+    heading = float(0.0)
+    if has_quat != 0:
+        q = quat[e]
+        # body x axis, up to the positive factor |q|^2: (w^2 + x^2 - y^2 - z^2, 2 (x y + w z))
+        # (this operand order, not quat_yaw_axes': Warp fuses multiply-adds, so it is part of the result)
+        fx = q[3] * q[3] + q[0] * q[0] - q[1] * q[1] - q[2] * q[2]
+        fy = 2.0 * (q[0] * q[1] + q[3] * q[2])
+        if wp.isfinite(fx) and wp.isfinite(fy):
+            # angle from the segment's horizontal direction to the body's, in (-pi, pi]
+            heading = wp.atan2(d[0] * fy - d[1] * fx, d[0] * fx + d[1] * fy)
+            if heading >= wp.pi:
+                heading = -wp.pi
+    return heading
+
+
 @wp.kernel
 def _locate(pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
             quat: wp.array(dtype=wp.quatf), has_quat: int, window: int,
             block: int, pts: wp.array2d(dtype=wp.vec4f), spheres: wp.array2d(dtype=wp.vec4f),
             num_seg: wp.array(dtype=wp.int32), closed: wp.array(dtype=wp.int32), prev: wp.array(dtype=wp.int32),
-            out_s: wp.array(dtype=wp.float32), out_lateral: wp.array(dtype=wp.float32),
-            out_vertical: wp.array(dtype=wp.float32), out_heading: wp.array(dtype=wp.float32),
-            out_tangent: wp.array(dtype=wp.vec3f), out_segment: wp.array(dtype=wp.int32),
-            out_distance: wp.array(dtype=wp.float32), search: wp.array(dtype=wp.int32)):
+            s_out: wp.array(dtype=wp.float32), lateral_out: wp.array(dtype=wp.float32),
+            vertical_out: wp.array(dtype=wp.float32), heading_out: wp.array(dtype=wp.float32),
+            tangent_out: wp.array(dtype=wp.vec3f), segment_out: wp.array(dtype=wp.int32),
+            distance_out: wp.array(dtype=wp.float32), search_out: wp.array(dtype=wp.int32)):
+    """``prev``: the warm state (each env's previous segment, -1 when none), read and written."""
     e = wp.tid()
     p = env_position(pos, origin, has_origin, e)
     m = num_seg[e]
-    is_closed = closed[e] != 0
 
     best_d2 = float(wp.inf)
     best_j = int(-1)
     best_t = float(0.0)
-    mode = int(1)  # 0: warm window, 1: global
+    mode = int(SEARCH_NONE)
     w_start = int(0)
     w_len = int(0)
-    open_lo = False  # the window's first segment is the start of an open line
+    open_lo = False
     open_hi = False
-    if m > 0 and _finite3(p):
-        pj = prev[e]
-        if window > 0 and pj >= 0 and pj < m:
-            if is_closed:
-                if 2 * window + 1 < m:
-                    mode = 0
-                    w_start = pj - window
-                    if w_start < 0:
-                        w_start = w_start + m
-                    w_len = 2 * window + 1
-            else:
-                lo = wp.max(pj - window, 0)
-                hi = wp.min(pj + window, m - 1)
-                if lo > 0 or hi < m - 1:
-                    mode = 0
-                    w_start = lo
-                    w_len = hi - lo + 1
-                    open_lo = lo == 0
-                    open_hi = hi == m - 1
-    else:
-        mode = 2  # nothing to search
+    if m > 0 and finite3(p):
+        mode, w_start, w_len, open_lo, open_hi = _warm_window(prev[e], m, window, closed[e] != 0)
 
+    # one or two searches: the warm window (mode SEARCH_WARM), or every block not pruned by its
+    # sphere (SEARCH_GLOBAL, the nearest block first); a rejected warm result falls back to global.
+    # The scan stays inline here: as a wp.func of its own it measured ~7% slower (bench/bench_step.py)
     n_blocks = (m + block - 1) // block
     attempt = int(0)
-    while mode < 2 and attempt < 2:
+    while mode != SEARCH_NONE and attempt < 2:
         attempt += 1
         best_d2 = float(wp.inf)
         best_j = int(-1)
         best_t = float(0.0)
         best_k = int(-1)
-        left = float(0.0)
-        acc = float(0.0)
+        left = float(0.0)  # arc length from the window start to the nearest point
+        acc = float(0.0)  # arc length of the segments scanned
         units = 1
         first_block = int(0)
-        if mode == 1:
+        if mode == SEARCH_GLOBAL:
             units = n_blocks + 1
-            # scan the block whose sphere is nearest first: a tight bound for pruning the rest
-            best_lb = float(wp.inf)
-            for bi in range(n_blocks):
-                sp = spheres[e, bi]
-                lb = wp.length(p - wp.vec3f(sp[0], sp[1], sp[2])) - sp[3]
-                if lb < best_lb:
-                    best_lb = lb
-                    first_block = bi
+            first_block = _nearest_block(p, spheres, e, n_blocks)
         for u in range(units):
             start = w_start
             count = w_len
-            if mode == 1:
+            if mode == SEARCH_GLOBAL:
                 bi = first_block
                 if u > 0:
                     bi = u - 1
@@ -306,24 +361,14 @@ def _locate(pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has
                         count = 0
                     else:
                         sp = spheres[e, bi]
-                        dc = wp.length(p - wp.vec3f(sp[0], sp[1], sp[2]))
+                        dc = _sphere_gap(p, sp)
                         if dc - sp[3] > wp.sqrt(best_d2) + 1.0e-5 * (dc + sp[3]):
                             count = 0  # no segment of this block can be as near
             for k in range(count):
                 j = start + k
                 if j >= m:
                     j = j - m
-                sa = pts[e, j]
-                sb = pts[e, j + 1]
-                v = p - wp.vec3f(sa[0], sa[1], sa[2])
-                d = wp.vec3f(sb[0] - sa[0], sb[1] - sa[1], sb[2] - sa[2])
-                ds = sb[3] - sa[3]
-                l2 = wp.dot(d, d)
-                t = float(0.0)
-                if l2 > 1.0e-30:
-                    t = wp.clamp(wp.dot(v, d) / l2, 0.0, 1.0)
-                r = v - t * d
-                d2 = wp.dot(r, r)
+                d2, t, ds = _seg_nearest(p, pts[e, j], pts[e, j + 1])
                 if d2 < best_d2 or (d2 == best_d2 and j < best_j):
                     best_d2 = d2
                     best_j = j
@@ -331,7 +376,7 @@ def _locate(pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has
                     best_k = k
                     left = acc + t * ds
                 acc = acc + ds
-        if mode == 0:
+        if mode == SEARCH_WARM:
             right = acc - left
             if open_lo:
                 left = float(wp.inf)
@@ -339,19 +384,19 @@ def _locate(pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has
                 right = float(wp.inf)
             edge = (best_k == 0 and not open_lo) or (best_k == w_len - 1 and not open_hi)
             if best_j < 0 or edge or wp.sqrt(best_d2) > wp.min(left, right):
-                mode = 1  # fall back: search again, globally
+                mode = SEARCH_GLOBAL  # fall back (rules 3 and 4): search again, globally
                 continue
         break
 
     if best_j < 0:
-        out_s[e] = 0.0
-        out_lateral[e] = 0.0
-        out_vertical[e] = 0.0
-        out_heading[e] = 0.0
-        out_tangent[e] = wp.vec3f(0.0, 0.0, 0.0)
-        out_segment[e] = -1
-        out_distance[e] = 0.0
-        search[e] = 0
+        s_out[e] = 0.0
+        lateral_out[e] = 0.0
+        vertical_out[e] = 0.0
+        heading_out[e] = 0.0
+        tangent_out[e] = wp.vec3f(0.0, 0.0, 0.0)
+        segment_out[e] = -1
+        distance_out[e] = 0.0
+        search_out[e] = SEARCH_NONE
         prev[e] = -1
         return
 
@@ -367,25 +412,14 @@ def _locate(pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has
     lateral = float(0.0)
     if hl > 0.0:
         lateral = (d[0] * off[1] - d[1] * off[0]) / hl
-    heading = float(0.0)
-    if has_quat != 0:
-        q = quat[e]
-        # body x axis, up to the positive factor |q|^2: (w^2 + x^2 - y^2 - z^2, 2 (x y + w z))
-        fx = q[3] * q[3] + q[0] * q[0] - q[1] * q[1] - q[2] * q[2]
-        fy = 2.0 * (q[0] * q[1] + q[3] * q[2])
-        if wp.isfinite(fx) and wp.isfinite(fy):
-            # angle from the segment's horizontal direction to the body's, in (-pi, pi]
-            heading = wp.atan2(d[0] * fy - d[1] * fx, d[0] * fx + d[1] * fy)
-            if heading >= wp.pi:
-                heading = -wp.pi
-    out_s[e] = sa[3] + best_t * (sb[3] - sa[3])
-    out_lateral[e] = lateral
-    out_vertical[e] = off[2]
-    out_heading[e] = heading
-    out_tangent[e] = tangent
-    out_segment[e] = best_j
-    out_distance[e] = wp.sqrt(best_d2)
-    search[e] = 1 + mode
+    s_out[e] = sa[3] + best_t * (sb[3] - sa[3])
+    lateral_out[e] = lateral
+    vertical_out[e] = off[2]
+    heading_out[e] = _heading(quat, has_quat, e, d)
+    tangent_out[e] = tangent
+    segment_out[e] = best_j
+    distance_out[e] = wp.sqrt(best_d2)
+    search_out[e] = mode
     prev[e] = best_j
 
 
@@ -475,7 +509,6 @@ class Localizer(Component):
         self.search = wp.zeros(E, dtype=wp.int32, device=dev)
         self._no_quat = wp.zeros(1, dtype=wp.quatf, device=dev)
         self._no_origin = no_origin(dev)
-        self._ones = wp.ones(E, dtype=wp.int32, device=dev)
         self._valid = res.valid
         self.result = TrackFrame(
             s=wp.zeros(E, dtype=wp.float32, device=dev), lateral=wp.zeros(E, dtype=wp.float32, device=dev),
@@ -485,14 +518,12 @@ class Localizer(Component):
         )
 
     def on_generate(self, ctx, mask) -> None:
-        active = self._ones if mask is None else mask
-        use = int(mask is not None)
         line, E, dev = self.line, ctx.num_envs, ctx.device
         if self._track is not None:
             t = self._track
-            wp.launch(_copy_track, dim=E, inputs=[active, use, t.xy, t.z, t.s, t.length, self._capacity],
+            wp.launch(_copy_track, dim=E, inputs=[mask, t.xy, t.z, t.s, t.length, self._capacity],
                       outputs=[line.points, line.tangent, line.s, line.count, line.length, line.closed], device=dev)
-        wp.launch(_bake, dim=E, inputs=[active, use, self._valid, line.points, line.s, line.count, line.length,
+        wp.launch(_bake, dim=E, inputs=[mask, self._valid, line.points, line.s, line.count, line.length,
                                         line.closed, self._capacity, self._block],
                   outputs=[self._pts, self._spheres, self._num_seg, self.last_segment],
                   device=dev)

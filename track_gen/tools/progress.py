@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from track_gen.math import lateral_axis
 from track_gen.tools._common import ORIGIN_INPUT, env_position, no_origin, origin_args
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.types import ProgressEvents
@@ -84,17 +85,17 @@ wp.set_module_options({"enable_backward": False})
 
 
 @wp.func
-def _in_opening(a: wp.vec3f, b: wp.vec3f, da: float, db: float, p: wp.vec3f, n: wp.vec3f, hw: float,
-                hh: float) -> bool:
+def _in_opening(a: wp.vec3f, b: wp.vec3f, da: float, db: float, p: wp.vec3f, n: wp.vec3f, half_w: float,
+                half_h: float) -> bool:
     """Whether the crossing of segment a->b (signed distances da != db) lies in the opening.
 
     Compares squares scaled by |cross(z, n)|^2, so no normalization (sqrt) is needed."""
     r = a + (b - a) * (da / (da - db)) - p
-    lat_axis = wp.vec3f(-n[1], n[0], 0.0)  # cross(z, n), length sqrt(q)
+    lat_axis = lateral_axis(n)  # cross(z, n), length sqrt(q)
     q = n[0] * n[0] + n[1] * n[1]
     lat = wp.dot(r, lat_axis)
     vert = wp.dot(r, wp.cross(n, lat_axis))  # |cross(n, lat_axis)| = sqrt(q) for a unit n
-    return lat * lat <= hw * hw * q and vert * vert <= hh * hh * q
+    return lat * lat <= half_w * half_w * q and vert * vert <= half_h * half_h * q
 
 
 @wp.func
@@ -144,6 +145,78 @@ def _local(x: wp.vec3f, e: int, nx: int, n: int, closed: int, cp_pos: wp.array2d
     return sp + _fraction(dp, dn) * (sn - sp)
 
 
+@wp.func
+def _behind(e: int, nx: int, n: int, closed: int, length: float, cp_s: wp.array2d(dtype=wp.float32)):
+    """The checkpoint behind next checkpoint ``nx`` (-1 before the first one of a sprint) and its
+    arc length (on a loop, checkpoint n - 1 behind checkpoint 0 sits one lap back)."""
+    ip = nx - 1
+    sp = float(0.0)
+    if ip < 0:
+        if closed != 0:
+            ip = n - 1
+            sp = cp_s[e, ip] - length
+    else:
+        sp = cp_s[e, ip]
+    return ip, sp
+
+
+@wp.func
+def _wrong_way(a: wp.vec3f, b: wp.vec3f, e: int, ip: int, cp_pos: wp.array2d(dtype=wp.vec3f),
+               cp_normal: wp.array2d(dtype=wp.vec3f), cp_half_w: wp.array2d(dtype=wp.float32),
+               cp_half_h: wp.array2d(dtype=wp.float32)):
+    """Whether the step a -> b crossed checkpoint ``ip`` (the one behind) backwards, within twice
+    its opening; and b's signed distance to that plane (0 when there is none)."""
+    ww = int(0)
+    dpb = float(0.0)
+    if ip >= 0:
+        p = cp_pos[e, ip]
+        nrm = cp_normal[e, ip]
+        dpa = wp.dot(a - p, nrm)
+        dpb = wp.dot(b - p, nrm)
+        if dpa >= 0.0 and dpb < 0.0:
+            if _in_opening(a, b, dpa, dpb, p, nrm, 2.0 * cp_half_w[e, ip], 2.0 * cp_half_h[e, ip]):
+                ww = 1
+    return ww, dpb
+
+
+@wp.func
+def _pass_planes(a: wp.vec3f, b: wp.vec3f, e: int, n: int, nx: int, lp: int, closed: int,
+                 cp_pos: wp.array2d(dtype=wp.vec3f), cp_normal: wp.array2d(dtype=wp.vec3f),
+                 cp_half_w: wp.array2d(dtype=wp.float32), cp_half_h: wp.array2d(dtype=wp.float32)):
+    """The checkpoints the step a -> b passes in order from ``nx``, each crossed forwards inside
+    its opening (a crossing outside it is a miss and stops the walk). Returns ``(nx, laps,
+    count, miss, lap_done, db)``; ``db`` is b's signed distance to the plane of the ``nx`` it
+    started from (what the caller reuses when nothing was passed)."""
+    count = int(0)
+    miss = int(0)
+    lap_done = int(0)
+    p = cp_pos[e, nx]
+    nrm = cp_normal[e, nx]
+    da = wp.dot(a - p, nrm)
+    db = wp.dot(b - p, nrm)
+    db0 = db
+    if da < 0.0 and db >= 0.0:
+        for _i in range(n):
+            if not _in_opening(a, b, da, db, p, nrm, cp_half_w[e, nx], cp_half_h[e, nx]):
+                miss = 1
+                break
+            count += 1
+            nx += 1
+            if nx >= n:
+                lp += 1
+                lap_done = 1
+                if closed == 0:
+                    break
+                nx = 0
+            p = cp_pos[e, nx]
+            nrm = cp_normal[e, nx]
+            da = wp.dot(a - p, nrm)
+            db = wp.dot(b - p, nrm)
+            if da >= 0.0 or db < 0.0:
+                break
+    return nx, lp, count, miss, lap_done, db0
+
+
 @wp.kernel
 def _progress_step(
     position: wp.array(dtype=wp.vec3f),
@@ -152,33 +225,35 @@ def _progress_step(
     valid: wp.array(dtype=wp.int32),
     cp_pos: wp.array2d(dtype=wp.vec3f),
     cp_normal: wp.array2d(dtype=wp.vec3f),
-    cp_hw: wp.array2d(dtype=wp.float32),
-    cp_hh: wp.array2d(dtype=wp.float32),
+    cp_half_w: wp.array2d(dtype=wp.float32),
+    cp_half_h: wp.array2d(dtype=wp.float32),
     cp_s: wp.array2d(dtype=wp.float32),
     cp_count: wp.array(dtype=wp.int32),
     cp_length: wp.array(dtype=wp.float32),
     cp_closed: wp.array(dtype=wp.int32),
+    # state, read and written
     prev_pos: wp.array(dtype=wp.vec3f),
     has_prev: wp.array(dtype=wp.int32),
     origin: wp.array(dtype=wp.float32),
     last_local: wp.array(dtype=wp.float32),
     next_cp: wp.array(dtype=wp.int32),
-    passed: wp.array(dtype=wp.int32),
-    missed: wp.array(dtype=wp.int32),
-    wrong_way: wp.array(dtype=wp.int32),
-    lap: wp.array(dtype=wp.int32),
+    # outputs (laps and total: also state, read and written)
+    passed_out: wp.array(dtype=wp.int32),
+    missed_out: wp.array(dtype=wp.int32),
+    wrong_way_out: wp.array(dtype=wp.int32),
+    lap_out: wp.array(dtype=wp.int32),
     laps: wp.array(dtype=wp.int32),
     total: wp.array(dtype=wp.int32),
-    progress: wp.array(dtype=wp.float32),
-    delta: wp.array(dtype=wp.float32),
+    progress_out: wp.array(dtype=wp.float32),
+    delta_out: wp.array(dtype=wp.float32),
 ):
     e = wp.tid()
     n = wp.min(cp_count[e], cp_pos.shape[1])
     b = env_position(position, env_origin, has_origin, e)
     if valid[e] == 0 or n <= 0 or not wp.isfinite(b):
-        _no_events(e, passed, missed, wrong_way, lap, delta)
+        _no_events(e, passed_out, missed_out, wrong_way_out, lap_out, delta_out)
         if valid[e] == 0 or n <= 0:
-            progress[e] = 0.0
+            progress_out[e] = 0.0
         return
     closed = wp.where(cp_closed[e] != 0, 1, 0)
     length = cp_length[e]
@@ -191,8 +266,8 @@ def _progress_step(
         last_local[e] = loc0
         prev_pos[e] = b
         has_prev[e] = 1
-        _no_events(e, passed, missed, wrong_way, lap, delta)
-        progress[e] = 0.0
+        _no_events(e, passed_out, missed_out, wrong_way_out, lap_out, delta_out)
+        progress_out[e] = 0.0
         return
     a = prev_pos[e]
     lp0 = laps[e]
@@ -203,46 +278,10 @@ def _progress_step(
     lap_done = int(0)
     loc = float(0.0)
     if nx < n:  # not a finished sprint
-        ip = nx - 1
-        sp = float(0.0)
-        if ip < 0:
-            if closed != 0:
-                ip = n - 1
-                sp = cp_s[e, ip] - length
-        else:
-            sp = cp_s[e, ip]
-        dpb = float(0.0)
-        if ip >= 0:
-            p = cp_pos[e, ip]
-            nrm = cp_normal[e, ip]
-            dpa = wp.dot(a - p, nrm)
-            dpb = wp.dot(b - p, nrm)
-            if dpa >= 0.0 and dpb < 0.0:
-                if _in_opening(a, b, dpa, dpb, p, nrm, 2.0 * cp_hw[e, ip], 2.0 * cp_hh[e, ip]):
-                    ww = 1
-        p = cp_pos[e, nx]
-        nrm = cp_normal[e, nx]
-        da = wp.dot(a - p, nrm)
-        db = wp.dot(b - p, nrm)
-        if da < 0.0 and db >= 0.0:
-            for _i in range(n):
-                if not _in_opening(a, b, da, db, p, nrm, cp_hw[e, nx], cp_hh[e, nx]):
-                    miss = 1
-                    break
-                count += 1
-                nx += 1
-                if nx >= n:
-                    lp += 1
-                    lap_done = 1
-                    if closed == 0:
-                        break
-                    nx = 0
-                p = cp_pos[e, nx]
-                nrm = cp_normal[e, nx]
-                da = wp.dot(a - p, nrm)
-                db = wp.dot(b - p, nrm)
-                if da >= 0.0 or db < 0.0:
-                    break
+        ip, sp = _behind(e, nx, n, closed, length, cp_s)
+        ww, dpb = _wrong_way(a, b, e, ip, cp_pos, cp_normal, cp_half_w, cp_half_h)
+        nx, lp, count, miss, lap_done, db = _pass_planes(a, b, e, n, nx, lp, closed, cp_pos, cp_normal, cp_half_w,
+                                                         cp_half_h)
         if count == 0:  # the common step: reuse the plane distances
             sn = cp_s[e, nx]
             if ip < 0:
@@ -256,23 +295,23 @@ def _progress_step(
     else:
         loc = cp_s[e, n - 1]
     lap_len = length * float(closed)
-    progress[e] = float(lp) * lap_len + (loc - origin[e])
-    delta[e] = float(lp - lp0) * lap_len + (loc - last_local[e])
+    progress_out[e] = float(lp) * lap_len + (loc - origin[e])
+    delta_out[e] = float(lp - lp0) * lap_len + (loc - last_local[e])
     last_local[e] = loc
     prev_pos[e] = b
     next_cp[e] = nx
     laps[e] = lp
-    passed[e] = count
-    missed[e] = miss
-    wrong_way[e] = ww
-    lap[e] = lap_done
+    passed_out[e] = count
+    missed_out[e] = miss
+    wrong_way_out[e] = ww
+    lap_out[e] = lap_done
     if count != 0:
         total[e] = total[e] + count
 
 
 @wp.kernel
 def _progress_reset(
-    active: wp.array(dtype=wp.int32),
+    mask: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     start_pos: wp.array(dtype=wp.vec3f),
     use_start: int,
@@ -280,48 +319,48 @@ def _progress_reset(
     cp_normal: wp.array2d(dtype=wp.vec3f),
     cp_count: wp.array(dtype=wp.int32),
     tol: float,
-    has_prev: wp.array(dtype=wp.int32),
-    origin: wp.array(dtype=wp.float32),
-    last_local: wp.array(dtype=wp.float32),
-    next_cp: wp.array(dtype=wp.int32),
-    passed: wp.array(dtype=wp.int32),
-    missed: wp.array(dtype=wp.int32),
-    wrong_way: wp.array(dtype=wp.int32),
-    lap: wp.array(dtype=wp.int32),
-    laps: wp.array(dtype=wp.int32),
-    total: wp.array(dtype=wp.int32),
-    progress: wp.array(dtype=wp.float32),
-    delta: wp.array(dtype=wp.float32),
+    has_prev_out: wp.array(dtype=wp.int32),
+    origin_out: wp.array(dtype=wp.float32),
+    last_local_out: wp.array(dtype=wp.float32),
+    next_cp_out: wp.array(dtype=wp.int32),
+    passed_out: wp.array(dtype=wp.int32),
+    missed_out: wp.array(dtype=wp.int32),
+    wrong_way_out: wp.array(dtype=wp.int32),
+    lap_out: wp.array(dtype=wp.int32),
+    laps_out: wp.array(dtype=wp.int32),
+    total_out: wp.array(dtype=wp.int32),
+    progress_out: wp.array(dtype=wp.float32),
+    delta_out: wp.array(dtype=wp.float32),
 ):
     e = wp.tid()
-    if active[e] == 0:
+    if mask[e] == 0:
         return
     nx = int(0)
     n = wp.min(cp_count[e], cp_pos.shape[1])
     if use_start != 0 and valid[e] != 0 and n >= 2:
         if wp.dot(start_pos[e] - cp_pos[e, 0], cp_normal[e, 0]) >= -tol:
             nx = 1
-    next_cp[e] = nx
-    has_prev[e] = 0
-    origin[e] = 0.0
-    last_local[e] = 0.0
-    _no_events(e, passed, missed, wrong_way, lap, delta)
-    laps[e] = 0
-    total[e] = 0
-    progress[e] = 0.0
+    next_cp_out[e] = nx
+    has_prev_out[e] = 0
+    origin_out[e] = 0.0
+    last_local_out[e] = 0.0
+    _no_events(e, passed_out, missed_out, wrong_way_out, lap_out, delta_out)
+    laps_out[e] = 0
+    total_out[e] = 0
+    progress_out[e] = 0.0
 
 
 @wp.kernel
 def _progress_start_at(
-    active: wp.array(dtype=wp.int32),
+    mask: wp.array(dtype=wp.int32),
     index: wp.array(dtype=wp.int32),
     cp_count: wp.array(dtype=wp.int32),
     cp_closed: wp.array(dtype=wp.int32),
     cp_cap: int,
-    next_cp: wp.array(dtype=wp.int32),
+    next_cp_out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
-    if active[e] == 0:
+    if mask[e] == 0:
         return
     n = wp.min(cp_count[e], cp_cap)
     k = index[e]
@@ -330,7 +369,7 @@ def _progress_start_at(
     k += 1
     if k == n and cp_closed[e] != 0:
         k = 0
-    next_cp[e] = k
+    next_cp_out[e] = k
 
 
 _CP_FIELDS = ("pos", "normal", "half_width", "half_height", "s", "count", "length", "closed")

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import warp as wp
 
+from track_gen.math import finite_quat, yaw_quat
 from track_gen.tools._common import arc_locate, capacity_arg, gates_in_use, positive, spaced_capacity, spaced_count
 from track_gen.tools.component import Component
 from track_gen.tools.component import check_name
@@ -60,16 +61,10 @@ class PropSet:
 
 # -- kernels ----------------------------------------------------------------------------------------
 @wp.func
-def _yaw_quat(yaw: float):
-    h = 0.5 * yaw
-    return wp.quatf(0.0, 0.0, wp.sin(h), wp.cos(h))
-
-
-@wp.func
 def _put(e: int, k: int, p: wp.vec3f, q: wp.quatf, pos: wp.array2d(dtype=wp.vec3f),
          quat: wp.array2d(dtype=wp.quatf)):
     """Write slot k, or park it when the transform is not finite."""
-    ok = wp.isfinite(p) and wp.isfinite(q[0]) and wp.isfinite(q[1]) and wp.isfinite(q[2]) and wp.isfinite(q[3])
+    ok = wp.isfinite(p) and finite_quat(q)
     if ok:
         pos[e, k] = p
         quat[e, k] = q
@@ -86,29 +81,31 @@ def _park_from(e: int, k0: int, pos: wp.array2d(dtype=wp.vec3f), quat: wp.array2
 
 
 @wp.kernel
-def _gate_props(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array(dtype=wp.int32),
+def _gate_props(mask: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32),
                 gpos: wp.array2d(dtype=wp.vec3f), gyaw: wp.array2d(dtype=wp.float32),
                 gcount: wp.array(dtype=wp.int32),
-                pos: wp.array2d(dtype=wp.vec3f), quat: wp.array2d(dtype=wp.quatf), count: wp.array(dtype=wp.int32)):
+                pos_out: wp.array2d(dtype=wp.vec3f), quat_out: wp.array2d(dtype=wp.quatf),
+                count_out: wp.array(dtype=wp.int32)):
     e = wp.tid()
-    if use_mask != 0 and active[e] == 0:
+    if mask[e] == 0:
         return
-    n = gates_in_use(valid[e], gcount[e], pos.shape[1])
+    n = gates_in_use(valid[e], gcount[e], pos_out.shape[1])
     for g in range(n):
-        _put(e, g, gpos[e, g], _yaw_quat(gyaw[e, g]), pos, quat)
-    _park_from(e, n, pos, quat)
-    count[e] = n
+        _put(e, g, gpos[e, g], yaw_quat(gyaw[e, g]), pos_out, quat_out)
+    _park_from(e, n, pos_out, quat_out)
+    count_out[e] = n
 
 
 @wp.kernel
-def _cone_props(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array(dtype=wp.int32),
+def _cone_props(mask: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32),
                 xy: wp.array2d(dtype=wp.vec2f), z: wp.array2d(dtype=wp.float32),
                 half_width: wp.array2d(dtype=wp.float32), normal: wp.array2d(dtype=wp.vec2f),
                 s: wp.array2d(dtype=wp.float32), length: wp.array(dtype=wp.float32),
                 spacing: float, per_side: int, offset: float,
-                pos: wp.array2d(dtype=wp.vec3f), quat: wp.array2d(dtype=wp.quatf), count: wp.array(dtype=wp.int32)):
+                pos_out: wp.array2d(dtype=wp.vec3f), quat_out: wp.array2d(dtype=wp.quatf),
+                count_out: wp.array(dtype=wp.int32)):
     e = wp.tid()
-    if use_mask != 0 and active[e] == 0:
+    if mask[e] == 0:
         return
     total = length[e]
     n = spaced_count(valid[e], total, spacing, per_side, 1)
@@ -126,13 +123,13 @@ def _cone_props(active: wp.array(dtype=wp.int32), use_mask: int, valid: wp.array
             nrm = normal[e, i]
         hz = z[e, i] + (z[e, j] - z[e, i]) * f
         off = half_width[e, i] + (half_width[e, j] - half_width[e, i]) * f + offset
-        q = _yaw_quat(wp.atan2(-nrm[0], nrm[1]))  # travel = normal turned right: (n.y, -n.x)
+        q = yaw_quat(wp.atan2(-nrm[0], nrm[1]))  # travel = normal turned right: (n.y, -n.x)
         lp = p + off * nrm
         rp = p - off * nrm
-        _put(e, 2 * k, wp.vec3f(lp[0], lp[1], hz), q, pos, quat)
-        _put(e, 2 * k + 1, wp.vec3f(rp[0], rp[1], hz), q, pos, quat)
-    _park_from(e, 2 * n, pos, quat)
-    count[e] = 2 * n
+        _put(e, 2 * k, wp.vec3f(lp[0], lp[1], hz), q, pos_out, quat_out)
+        _put(e, 2 * k + 1, wp.vec3f(rp[0], rp[1], hz), q, pos_out, quat_out)
+    _park_from(e, 2 * n, pos_out, quat_out)
+    count_out[e] = 2 * n
 
 
 # -- the component -----------------------------------------------------------------------------------
@@ -190,7 +187,6 @@ class Props(Component):
             else:
                 K = 2 * self._auto_per_side(ctx)
         self.capacity = K
-        self._all = wp.ones(E, dtype=wp.int32, device=dev)
         pos = wp.zeros((E, K), dtype=wp.vec3f, device=dev)
         pos.fill_(wp.vec3f(*PARK_POSITION))
         quat = wp.zeros((E, K), dtype=wp.quatf, device=dev)
@@ -204,16 +200,14 @@ class Props(Component):
         return n
 
     def on_generate(self, ctx, mask) -> None:
-        """Transforms of masked envs (all when ``mask`` is None); other envs' rows are not written."""
+        """Transforms of masked envs (``mask`` [E] int32); other envs' rows are not written."""
         g, r = ctx.result, self.result
-        active = self._all if mask is None else mask
-        use = 0 if mask is None else 1
         if self.kind == "gate":
             wp.launch(_gate_props, dim=ctx.num_envs, device=ctx.device,
-                      inputs=[active, use, g.valid, g.pos, g.yaw, g.count], outputs=[r.pos, r.quat, r.count])
+                      inputs=[mask, g.valid, g.pos, g.yaw, g.count], outputs=[r.pos, r.quat, r.count])
         else:
             wp.launch(_cone_props, dim=ctx.num_envs, device=ctx.device,
-                      inputs=[active, use, g.valid, g.xy, g.z, g.half_width, g.normal, g.s, g.length,
+                      inputs=[mask, g.valid, g.xy, g.z, g.half_width, g.normal, g.s, g.length,
                               self.cone_spacing, self.capacity // 2, self.offset],
                       outputs=[r.pos, r.quat, r.count])
 
