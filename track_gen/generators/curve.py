@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import warp as wp
 
-TWO_PI = wp.constant(6.283185307179586)
-
 
 @wp.func
 def ctrl_index(k: int, count: int, closed: int) -> int:
@@ -96,12 +94,6 @@ def closed_length_and_tight(
             p_prev = p
             p = q
     return wp.vec2f(total, tight)
-
-
-@wp.func
-def wrap_angle(a: float) -> float:
-    """Wrap an angle to [-pi, pi)."""
-    return a - TWO_PI * wp.floor((a + 3.141592653589793) / TWO_PI)
 
 
 @wp.func

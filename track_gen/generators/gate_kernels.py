@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import warp as wp
 
-from track_gen.generators.curve import TWO_PI, closed_length_and_tight, span_coeffs, span_point, wrap_angle
+from track_gen.generators.curve import closed_length_and_tight, span_coeffs, span_point
 from track_gen.generators.status import GateStatus
+from track_gen.math import TWO_PI, wrap_angle
 from track_gen.rng import stream_state
 
 # Failure bits of ``gates.status``: the GateStatus flags (defined once, in status.py)

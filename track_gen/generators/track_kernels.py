@@ -5,7 +5,6 @@ from __future__ import annotations
 import warp as wp
 
 from track_gen.generators.curve import (
-    TWO_PI,
     closed_length_and_tight,
     knot_curvature,
     seg_seg_dist,
@@ -13,6 +12,7 @@ from track_gen.generators.curve import (
     span_point,
 )
 from track_gen.generators.status import TrackStatus
+from track_gen.math import BIG, TWO_PI, left_normal
 from track_gen.rng import stream_state
 
 # Failure bits of ``centerline.status``: the TrackStatus flags (defined once, in status.py)
@@ -85,7 +85,7 @@ def point_status(
             status = status | DEGENERATE
         else:
             t = t / tl
-            nrm = wp.vec2f(-t[1], t[0]) * hw[e, i]
+            nrm = left_normal(t) * hw[e, i]
             e1 = p + nrm
             e2 = p - nrm
             ext = wp.max(wp.max(wp.abs(e1[0]), wp.abs(e1[1])), wp.max(wp.abs(e2[0]), wp.abs(e2[1])))
@@ -128,8 +128,8 @@ def band_overlaps(
     hi_y = chunk_vec()
     smax = float(0.0)
     for c in range(nc):
-        bl = wp.vec2f(1.0e30, 1.0e30)
-        bh = wp.vec2f(-1.0e30, -1.0e30)
+        bl = wp.vec2f(BIG, BIG)
+        bh = wp.vec2f(-BIG, -BIG)
         for i in range(c * chunk, wp.min(c * chunk + chunk + 1, n + 1)):
             q = xy[e, i % n]
             bl = wp.min(bl, q)
@@ -270,7 +270,7 @@ def centerline_kernel(
         phase2 = TWO_PI * wp.randf(st)
         # start at the flattest knot, so the start line sits on the straightest part of the loop
         kbest = int(0)
-        kmin = float(1.0e30)
+        kmin = float(BIG)
         for k in range(num_ctrl):
             kc = knot_curvature(ctrl, e, num_ctrl, k)
             if kc < kmin and use_points == 0:
@@ -363,7 +363,7 @@ def band_kernel(
         b = xy[e, ip] - p
         t = wp.normalize(xy[e, ip] - xy[e, im])
         tangent[e, i] = t
-        normal[e, i] = wp.vec2f(-t[1], t[0])
+        normal[e, i] = left_normal(t)
         s_out[e, i] = acc
         mean = 0.5 * (wp.length(a) + wp.length(b))
         k = float(0.0)
