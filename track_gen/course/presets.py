@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from track_gen import tools
+from track_gen.checks import as_real
 from track_gen.course.components import check_components
 from track_gen.generators.gates import GateGenConfig, GateGenerator
 from track_gen.generators.track import TrackGenConfig, TrackGenerator
@@ -27,7 +28,7 @@ def _number(name: str, value: Any, *, gt: float | None = None) -> float:
         raise TypeError(f"{name}: expected a finite number, got {value!r}")
     if gt is not None and not value > gt:
         raise ValueError(f"{name}: must be > {gt:g}, got {value!r}")
-    return float(value)
+    return as_real(name, value)     # and finite in float32, the kernels' precision
 
 
 def _int(name: str, value: Any, *, ge: int) -> int:

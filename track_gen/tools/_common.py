@@ -16,6 +16,7 @@ from typing import Any, Mapping
 import numpy as np
 import warp as wp
 
+from track_gen.checks import as_real
 from track_gen.errors import CapacityWarning, ResolutionWarning
 from track_gen.math import BIG
 from track_gen.tools.component import InputSpec
@@ -62,7 +63,7 @@ def real(what: str, value: Any) -> float:
     v = float(value)
     if not math.isfinite(v):
         raise ValueError(f"{what}: expected a finite number, got {value!r}")
-    return v
+    return as_real(what, v)     # and finite in float32, the kernels' precision
 
 
 def positive(name: str, value: Any) -> float:
@@ -72,7 +73,27 @@ def positive(name: str, value: Any) -> float:
     v = float(value)
     if not (math.isfinite(v) and v > 0.0):
         raise ValueError(f"{name}: must be > 0 and finite, got {value!r}")
-    return v
+    return as_real(name, v)     # and finite in float32, the kernels' precision
+
+
+#: the most slots a per-env capacity may have (checkpoints, cones per edge): anything above is a
+#: units mistake (a course in millimetres, a spacing of 1 cm on a 1 km loop), refused before allocating
+MAX_CAPACITY = 1 << 16
+#: bytes one slot costs across a component's arrays (checkpoints: position, normal, half width,
+#: half height, arc length), for the memory a refused capacity would have taken
+SLOT_BYTES = 36
+
+
+def check_capacity(n: float, num_envs: int, what: str, capacity_arg: str) -> None:
+    """Refuse a per-env capacity above :data:`MAX_CAPACITY` before anything is allocated, naming
+    what asked for it and the memory it would take."""
+    if n <= MAX_CAPACITY:
+        return
+    mem = float(n) * num_envs * SLOT_BYTES
+    raise ValueError(
+        f"{what} need {n:.6g} slots per env, more than the {MAX_CAPACITY} allowed (about {mem / 2**30:,.1f} GiB "
+        f"for {num_envs} envs); pass a larger spacing, a max_length in metres, or {capacity_arg}=<int>"
+    )
 
 
 def capacity_arg(what: str, value: Any, minimum: int, *, even: bool = False, why: str = "") -> int | None:
@@ -89,6 +110,8 @@ def capacity_arg(what: str, value: Any, minimum: int, *, even: bool = False, why
     if v < minimum or (even and v % 2):
         rule = expected if even else f">= {minimum}"
         raise ValueError(f"{what}: must be {rule}{why}, got {v}")
+    if v > MAX_CAPACITY:
+        raise ValueError(f"{what}: {v} is above the {MAX_CAPACITY} slots per env allowed; pass a smaller capacity")
     return v
 
 
@@ -138,7 +161,13 @@ def spaced_capacity(ctx, spacing: float, minimum: int, *, owner: str, noun: str,
     need = ceil_ratio(length[ok], spacing)
     bound = getattr(ctx.layout, "max_loop_length", None)
     if bound is None:
-        return (int(max(minimum, need.max())) if need.size else minimum), "readback"
+        n = int(max(minimum, need.max())) if need.size else minimum
+        check_capacity(n, ctx.num_envs, f"{owner}: the longest course of the construction batch "
+                       f"({float(length[ok].max()):g} m) at {spacing_arg} {spacing:g} m", capacity_arg)
+        return n, "readback"
+    n_real = max(float(minimum), math.ceil(float(bound) / spacing))
+    check_capacity(n_real, ctx.num_envs, f"{owner}: layout.max_loop_length (the generator's max_length) "
+                   f"{float(bound):g} m at {spacing_arg} {spacing:g} m", capacity_arg)
     n = int(max(minimum, math.ceil(float(bound) / spacing), ceil_ratio(np.array([bound]), spacing)[0]))
     over = need > n
     if over.any():

@@ -14,13 +14,16 @@ from track_gen.tools._common import ORIGIN_INPUT, env_position, no_origin, origi
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.types import Contacts
 
-__all__ = ["FAR", "NAN_POSE_CLEARANCE", "POSE_INPUTS", "CollisionBase", "body_pose", "write", "write_nan",
+__all__ = ["FAR", "NAN_POSE_CLEARANCE", "POSE_INPUTS", "POSE_LIMIT", "CollisionBase", "body_pose", "write", "write_nan",
            "write_none"]
 
 #: clearance reported when an env has no obstacle (invalid course, no gates) [m]
 FAR = 1.0e6
 #: clearance reported for a non-finite pose (with hit = 1)
 NAN_POSE_CLEARANCE = 0.0
+#: a box centre or half extent beyond this distance from the env origin [m] counts as a non-finite
+#: pose: float32 distances and grid indices are meaningless (or overflow) that far out
+POSE_LIMIT = wp.constant(1.0e6)
 
 #: the per-step inputs of every collision component
 POSE_INPUTS = {
@@ -36,9 +39,14 @@ POSE_INPUTS = {
 # ------------------------------------------------------------------------------------------------
 @wp.func
 def pose_finite(p: wp.vec3f, q: wp.quatf, h: wp.vec2f) -> bool:
-    """True when the box centre, orientation and half extents are all finite."""
-    ok = wp.isfinite(p) and wp.isfinite(h)
-    return ok and finite_quat(q)
+    """True when the pose can be computed with: centre and half extents finite and within
+    POSE_LIMIT of the env origin, orientation finite with a squared norm that is neither 0 nor
+    beyond float32 (the yaw axes are scale-free, so any other quaternion scale is fine).
+    Anything else gets the non-finite pose row, like a NaN."""
+    ok = wp.isfinite(p) and wp.isfinite(h) and finite_quat(q)
+    lim = wp.max(wp.max(wp.abs(p[0]), wp.abs(p[1])), wp.max(wp.abs(p[2]), wp.max(wp.abs(h[0]), wp.abs(h[1]))))
+    n2 = wp.dot(q, q)
+    return ok and lim <= POSE_LIMIT and wp.isfinite(n2) and n2 > 0.0
 
 
 @wp.func
