@@ -12,7 +12,7 @@ from track_gen.generators.curve import (
     span_point,
 )
 from track_gen.generators.status import TrackStatus
-from track_gen.math import BIG, TWO_PI, left_normal
+from track_gen.math import BIG, PI, TWO_PI, left_normal
 from track_gen.rng import stream_state
 
 # Failure bits of ``centerline.status``: the TrackStatus flags (defined once, in status.py)
@@ -104,6 +104,7 @@ def band_overlaps(
     e: int,
     n: int,
     h: float,
+    gmin: int,
     reach: float,
     clearance: float,
 ) -> bool:
@@ -117,6 +118,10 @@ def band_overlaps(
     (Schur's comparison with a circle of radius R), so only a centerline that bent back on
     itself can meet the second bound; ``2 h`` covers the polyline's discretization. The rule
     needs no window that grows with ``clearance``: a larger clearance only adds pairs.
+
+    Pairs closer than ``gmin`` segments (``g h < pi R``, R the turn radius bound the caller has
+    already checked) cannot meet the turn-back bound, by that same comparison: they are skipped,
+    which keeps the test as fast as a window would, without depending on ``clearance``.
 
     Chunked: segments in at most MAX_CHUNKS chunks, chunk pairs whose bounding boxes are more
     than ``reach`` (the largest ``need``) apart skipped, then an exact midpoint prefilter."""
@@ -152,8 +157,8 @@ def band_overlaps(
                 pi1 = xy[e, i1]
                 mid_i = (pi0 + pi1) * 0.5
                 wi = wp.max(hw[e, i], hw[e, i1])
-                # gaps below MIN_GAP can never meet the turn-back bound
-                for j in range(wp.max(cb * chunk, i + MIN_GAP), wp.min(wp.min(cb * chunk + chunk, n), i + n - MIN_GAP + 1)):
+                # only pairs whose cyclic gap lies in [gmin, n - gmin] can meet the turn-back bound
+                for j in range(wp.max(cb * chunk, i + gmin), wp.min(wp.min(cb * chunk + chunk, n), i + n - gmin + 1)):
                     g = wp.min(j - i, n - (j - i))
                     bound = wp.min(wi + wp.max(hw[e, j], hw[e, (j + 1) % n]) + clearance,
                                    TWO_OVER_PI * float(g) * h - 2.0 * h)
@@ -204,7 +209,9 @@ def track_status(
     status = status | point_status(xy, hw, e, n, size * 0.5, big_r)
     if status != 0:
         return status
-    if band_overlaps(xy, hw, e, n, total / float(n), 2.0 * wmax + clearance, clearance):
+    h = total / float(n)
+    gmin = wp.max(MIN_GAP, int(wp.floor(PI * big_r / h)))
+    if band_overlaps(xy, hw, e, n, h, gmin, 2.0 * wmax + clearance, clearance):
         return status | OVERLAP
     return status
 
