@@ -9,7 +9,9 @@ Flags are Isaac Lab's (``--task``, ``--num_envs``, ``--max_iterations``, ``--dev
 anything else, e.g. Hydra overrides ``agent.algorithm.learning_rate=3e-4``, goes to
 ``isaaclab train`` unchanged). The run folder is ``logs/rsl_rl/<experiment>/<timestamp>``
 (checkpoints, tensorboard events, params, ``train.log``), the report goes to its ``report/``.
-One progress line per training iteration; the full rsl_rl output is in ``train.log``.
+One progress line per training iteration: reward, episode length, then the course statistics
+the course terms log per episode (``Episode_Course/checkpoints``, ``/laps``, ``/progress_m``).
+The full rsl_rl output is in ``train.log``.
 """
 
 from __future__ import annotations
@@ -36,13 +38,12 @@ GPU_DEFAULTS = {"num_envs": 4096, "max_iterations": 600}
 _FIELDS = {
     "Mean reward": "reward",
     "Mean episode length": "len",
-    "Episode_Reward/gate": "gate",
-    "Episode_Reward/checkpoint": "gate",
+    "Episode_Course/checkpoints": "passes",
+    "Episode_Course/laps": "laps",
+    "Episode_Course/progress_m": "progress",
     "Steps per second": "sps",
     "ETA": "eta",
 }
-#: the reward terms that count passes (gates / checkpoints), by the rsl_rl log key
-_PASS_TERMS = {"Episode_Reward/gate": "gate", "Episode_Reward/checkpoint": "checkpoint"}
 _ITER = re.compile(r"Learning iteration\s+(\d+)/(\d+)")
 _KV = re.compile(r"^\s*([A-Za-z_/ ]+?):\s+(\S+)")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -58,10 +59,10 @@ def play_task_of(task: str) -> str:
     return f"{head}-Play-v{ver}"
 
 
-def _progress(line: str, state: dict, scale=None) -> str | None:
-    """Fold rsl_rl's per-iteration block into one line (returned when the block ends).
-    ``scale(term)``: the factor from a pass-counting reward term's log value to passes per
-    episode (:func:`track_gen_isaac.report.term_count_scale`), or None when not known yet."""
+def _progress(line: str, state: dict, what: str = "gates") -> str | None:
+    """Fold rsl_rl's per-iteration block into one line (returned when the block ends). The course
+    statistics are the course terms' ``Episode_Course/*`` log entries (means over the iteration's
+    episodes); ``what`` names the passes (``"gates"`` or ``"checkpoints"``)."""
     line = _ANSI.sub("", line)
     m = _ITER.search(line)
     if m:
@@ -72,47 +73,38 @@ def _progress(line: str, state: dict, scale=None) -> str | None:
     key = m.group(1).strip() if m else None
     if m and "it" in state and key in _FIELDS:
         state[_FIELDS[key]] = m.group(2)
-        if key in _PASS_TERMS:
-            state["term"] = _PASS_TERMS[key]
         if key == "ETA":
-            passes = "-"
-            k = scale(state["term"]) if scale is not None and "term" in state else None
-            if k is not None:
-                try:
-                    passes = f"{float(state['gate']) * k:.1f}"
-                except ValueError:
-                    pass
-            what = "gates" if state.get("term") == "gate" else "checkpoints"
             parts = [f"iter {state['it'] + 1}/{state['of']}", f"reward {state.get('reward', '-')}",
-                     f"episode {state.get('len', '-')} steps", f"{what}/episode {passes}",
+                     f"episode {state.get('len', '-')} steps",
+                     f"{what}/episode {_number(state.get('passes'), 1)}",
+                     f"laps/episode {_number(state.get('laps'), 2)}",
+                     f"progress {_number(state.get('progress'), 1)} m",
                      f"{state.get('sps', '-')} steps/s", f"ETA {state['eta']}"]
             return " | ".join(parts)
     return None
 
 
-def _run_train(cmd: list[str], log_path: Path, stamp: str = "") -> int:
-    from track_gen_isaac.report import term_count_scale
+def _number(text: str | None, digits: int) -> str:
+    try:
+        return f"{float(text):.{digits}f}"
+    except (TypeError, ValueError):
+        return "-"
 
+
+def _passes_of(task: str) -> str:
+    """What the task's course passes: gates for a gate task (by its id), else checkpoints."""
+    return "gates" if "gate" in task.lower() else "checkpoints"
+
+
+def _run_train(cmd: list[str], log_path: Path, what: str = "gates") -> int:
     log_path.parent.mkdir(parents=True, exist_ok=True)
     state: dict = {}
-    scales: dict = {}
-
-    def scale(term: str):
-        """Passes per episode per logged unit, from the run's params (written before iteration 1)."""
-        if term not in scales:
-            runs = sorted(Path("logs", "rsl_rl").glob(f"*/{stamp}*")) if stamp else []
-            value = term_count_scale(runs[-1], term) if runs else None
-            if value is None:
-                return None
-            scales[term] = value
-        return scales[term]
-
     with open(log_path, "w") as log, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                                       text=True, bufsize=1) as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
             log.write(line)
-            msg = _progress(line, state, scale)
+            msg = _progress(line, state, what)
             if msg:
                 print(f"[train] {msg}", flush=True)
             elif line.startswith(("Traceback", "Error", "[ERROR]")) or "Error:" in line:
@@ -131,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--play_steps", type=int, default=750, help="playback length [env steps] (750 = 15 s)")
     ap.add_argument("--play_envs", type=int, default=16)
     ap.add_argument("--skip_train", metavar="RUN_DIR", default=None, help="only play and report an existing run")
+    ap.add_argument("--eval_courses", type=int, default=64,
+                    help="held-out courses of the benchmark suite flown after training (0: skip)")
     args, extra = ap.parse_known_args(argv)
 
     device = args.device or default_device()
@@ -151,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[main] training {args.task}: {num_envs} envs x {iters} iterations on {device}", flush=True)
         tmp_log = Path("logs") / f"train_{stamp}.log"
         t0 = time.perf_counter()
-        rc = _run_train(cmd, tmp_log, stamp)
+        rc = _run_train(cmd, tmp_log, _passes_of(args.task))
         runs = sorted(Path("logs", "rsl_rl").glob(f"*/{stamp}*"))
         if rc != 0 or not runs:
             print(f"[main] training failed (exit {rc}); full log: {tmp_log}", file=sys.stderr, flush=True)
@@ -160,17 +154,39 @@ def main(argv: list[str] | None = None) -> int:
         shutil.move(str(tmp_log), run_dir / "train.log")
         print(f"[main] trained in {time.perf_counter() - t0:.0f} s: {run_dir}", flush=True)
 
+    from track_gen_isaac.evaluate import suite_of_task
     from track_gen_isaac.play import play
 
+    # every course the report shows is held out: playback and evaluation draw from the benchmark
+    # suite's reserved seeds, never from the training seed
+    suite = suite_of_task(args.task)
     stats = play(play_task_of(args.task), run_dir, num_envs=args.play_envs, steps=args.play_steps, device=device,
-                 seed=args.seed, out=run_dir / "report")
+                 seed=suite.seed, out=run_dir / "report")
     base = stats["baselines"]
     print(f"[main] report: {run_dir / 'report'}", flush=True)
     print(f"[main] gates per episode: policy {stats['gates_per_episode']:.2f} | zero action "
           f"{base.get('zero', {}).get('gates_per_episode', float('nan')):.2f} | random "
           f"{base.get('random', {}).get('gates_per_episode', float('nan')):.2f}; lap rate {stats['lap_rate']:.2f}, "
           f"crash rate {stats['crash_rate']:.2f}", flush=True)
+    if args.eval_courses > 0:
+        from track_gen_isaac.evaluate import evaluate
+
+        t0 = time.perf_counter()
+        out = run_dir / "report" / "eval"
+        ev = evaluate(run_dir, suite, num_courses=args.eval_courses, device=device, out=out)["suites"][suite.name]
+        print(f"[main] held-out {suite.name} ({args.eval_courses} courses, {time.perf_counter() - t0:.0f} s): "
+              f"completion {ev['completion_rate']:.2f} {_ci(ev['completion_rate_ci95'])}, gates per course "
+              f"{ev['gates_per_course']:.2f}, lap {_num(ev['lap_time_mean_s'])} s = {_num(ev['lap_time_ratio'])} x the "
+              f"minimum-time reference, crash rate {ev['crash_rate']:.2f}; {out}", flush=True)
     return 0
+
+
+def _num(x) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+def _ci(ci) -> str:
+    return "" if not ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
 
 
 if __name__ == "__main__":

@@ -136,7 +136,7 @@ def test_main_job_trains_plays_and_reports(tmp_path):
     """`bash scripts/main.sh` in small: 2 iterations of `isaaclab train`, playback, report files."""
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     cmd = [sys.executable, "-m", "track_gen_isaac.main_job", "--num_envs", "32", "--max_iterations", "2",
-           "--device", "cpu", "--play_steps", "30", "--play_envs", "4"]
+           "--device", "cpu", "--play_steps", "30", "--play_envs", "4", "--eval_courses", "4"]
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[train] iter ")]
@@ -154,5 +154,8 @@ def test_main_job_trains_plays_and_reports(tmp_path):
     assert summary["task"] == "TrackGen-Drone-Gates-Play-v0" and summary["checkpoint"].endswith(".pt")
     assert summary["num_envs"] == 4 and summary["steps"] == 30
     assert set(summary["baselines"]) == {"zero", "random"}
+    ev = json.loads((rep / "eval" / "eval.json").read_text())          # the held-out evaluation
+    assert set(ev["suites"]) == {"gates-v1"} and ev["suites"]["gates-v1"]["num_courses"] == 4
+    assert "held-out gates-v1" in proc.stdout
     for key in ("gates_per_episode", "lap_rate", "crash_rate", "env_steps_per_s"):
         assert key in summary

@@ -1,0 +1,27 @@
+"""The racing benchmark: held-out course suites, lap times, and the minimum-time reference.
+
+::
+
+    python -m track_gen_isaac.evaluate --list
+    python -m track_gen_isaac.evaluate --checkpoint logs/rsl_rl/trackgen_drone_gates/<run> --suite gates-v1
+
+* :mod:`~track_gen_isaac.evaluate.suites`: the suites (task, course config, held-out seed).
+* :mod:`~track_gen_isaac.evaluate.rollout`: the suite's env, the checkpoint's policy, one run per course.
+* :mod:`~track_gen_isaac.evaluate.reference`: each course's minimum-time reference (:mod:`track_gen.min_time`).
+* :mod:`~track_gen_isaac.evaluate.metrics`: per-course rows, aggregates, 95% bootstrap intervals.
+* :mod:`~track_gen_isaac.evaluate.figures` / :mod:`~track_gen_isaac.evaluate.report`: pictures, ``eval.md``.
+* :func:`evaluate` (:mod:`~track_gen_isaac.evaluate.run`) ties them together; ``__main__`` is the CLI.
+
+Importing this package does not import Isaac Lab.
+"""
+
+from track_gen_isaac.evaluate.suites import SUITES, Suite, get_suite, list_suites, suite_of_task
+
+__all__ = ["evaluate", "SUITES", "Suite", "get_suite", "list_suites", "suite_of_task"]
+
+
+def evaluate(checkpoint, suite: str = "gates-v1", **kwargs) -> dict:
+    """See :func:`track_gen_isaac.evaluate.run.evaluate`."""
+    from track_gen_isaac.evaluate.run import evaluate as _evaluate
+
+    return _evaluate(checkpoint, suite, **kwargs)

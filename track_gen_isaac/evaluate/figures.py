@@ -1,0 +1,104 @@
+"""The evaluation's pictures: a histogram of lap-time ratios, and the best and worst courses top
+down with the flown path coloured by speed (courses drawn by :func:`track_gen.plot.draw_course`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from track_gen.plot import draw_course
+
+__all__ = ["plot_ratio_histogram", "plot_best_worst", "rank_courses"]
+
+DPI = 110
+
+
+def _figure(w: float, h: float, cols: int = 1):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(w, h))
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(1, cols, squeeze=False)[0]
+
+
+def plot_ratio_histogram(path: Path, rows: list[dict], title: str) -> Path:
+    """Histogram of the per-course flying-lap and first-lap time ratios (1 = the reference)."""
+    fig, (ax,) = _figure(7.0, 4.0)
+    lap = np.array([r["lap_time_ratio"] for r in rows], float)
+    first = np.array([r["first_lap_ratio"] for r in rows], float)
+    lap, first = lap[np.isfinite(lap)], first[np.isfinite(first)]
+    both = np.concatenate([lap, first])
+    if both.size:
+        bins = np.linspace(min(1.0, both.min()) * 0.98, both.max() * 1.02 + 1e-9, 31)
+        ax.hist(first, bins=bins, color="#9ecae1", label=f"first lap, standing start ({first.size})")
+        ax.hist(lap, bins=bins, color="#08519c", alpha=0.8, label=f"flying lap ({lap.size})")
+        if lap.size:
+            ax.axvline(float(np.median(lap)), color="k", ls="--", lw=1, label=f"median {np.median(lap):.2f}")
+    else:
+        ax.text(0.5, 0.5, "no course completed a lap", ha="center", va="center", transform=ax.transAxes)
+    ax.axvline(1.0, color="#d62728", lw=1.5, label="minimum-time reference")
+    ax.set_xlabel("lap time / reference lap time")
+    ax.set_ylabel("courses")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    return path
+
+
+def rank_courses(rows: list[dict]) -> list[int]:
+    """Course indices best first: completed before not, then by lap-time ratio (first-lap ratio,
+    then gates passed, for the others)."""
+    def key(r):
+        lap = r["lap_time_ratio"] if np.isfinite(r["lap_time_ratio"]) else np.inf
+        first = r["first_lap_ratio"] if np.isfinite(r["first_lap_ratio"]) else np.inf
+        return (not r["completed"], lap, first, -r["gates"])
+
+    return [r["course"] for r in sorted(rows, key=key)]
+
+
+def _path_panel(ax, course: dict, pos: np.ndarray, speed: np.ndarray, vmax: float, title: str):
+    from matplotlib.collections import LineCollection
+
+    extent = draw_course(ax, course)
+    xy = pos[:, :2]
+    seg = np.stack([xy[:-1], xy[1:]], axis=1)
+    lc = LineCollection(seg, cmap="viridis", linewidths=2.2, zorder=5)
+    lc.set_array(0.5 * (speed[:-1] + speed[1:]))
+    lc.set_clim(0.0, vmax)
+    ax.add_collection(lc)
+    ax.plot(*xy[0], "o", color="k", ms=5, zorder=6)
+    pts = np.concatenate([np.concatenate(extent, axis=0)[:, :2] if extent else xy, xy], axis=0)
+    lo, hi = pts.min(0), pts.max(0)
+    pad = 0.08 * float((hi - lo).max()) + 0.5
+    ax.set_xlim(lo[0] - pad, hi[0] + pad)
+    ax.set_ylim(lo[1] - pad, hi[1] + pad)
+    ax.set_aspect("equal")
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("x [m]")
+    return lc
+
+
+def _title(label: str, r: dict) -> str:
+    lap = f"lap {r['lap_s']:.2f} s = {r['lap_time_ratio']:.2f} x ref {r['reference_lap_s']:.2f} s" \
+        if np.isfinite(r["lap_s"]) else f"no flying lap (ref {r['reference_lap_s']:.2f} s)"
+    return f"{label}: course {r['course']}, {r['gates']} gates, {r['end']}\n{lap}"
+
+
+def plot_best_worst(path: Path, rows: list[dict], courses: dict[int, dict], pos: np.ndarray, speed: np.ndarray,
+                    steps: np.ndarray) -> Path:
+    """Two top-down panels: the best and the worst course (:func:`rank_courses`) with the flown path."""
+    order = rank_courses(rows)
+    pick = [("best", order[0]), ("worst", order[-1])]
+    vmax = max(float(speed[: int(steps[c]), c].max()) if steps[c] > 1 else 0.0 for _, c in pick) or 1.0
+    fig, axes = _figure(11.0, 5.2, cols=2)
+    lc = None
+    for ax, (label, c) in zip(axes, pick):
+        n = max(int(steps[c]), 2)
+        lc = _path_panel(ax, courses[c], pos[:n, c], speed[:n, c], vmax, _title(label, rows[c]))
+    axes[0].set_ylabel("y [m]")
+    fig.colorbar(lc, ax=list(axes), label="speed [m/s]", shrink=0.85)
+    fig.savefig(path, dpi=DPI)
+    return path

@@ -1,0 +1,73 @@
+"""``eval.md``: the suite table (policy, zero action, random) with 95% intervals, the reference
+comparison and the pictures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["write_markdown", "ROWS"]
+
+#: (label, key, format) of the table rows
+ROWS = [
+    ("completion rate", "completion_rate", "{:.3f}"),
+    ("gates per course", "gates_per_course", "{:.2f}"),
+    ("first lap (standing start) [s]", "first_lap_time_mean_s", "{:.2f}"),
+    ("flying lap [s]", "lap_time_mean_s", "{:.2f}"),
+    ("reference first lap [s]", "reference_first_lap_time_mean_s", "{:.2f}"),
+    ("reference flying lap [s]", "reference_lap_time_mean_s", "{:.2f}"),
+    ("first lap / reference", "first_lap_ratio", "{:.2f}"),
+    ("flying lap / reference", "lap_time_ratio", "{:.2f}"),
+    ("mean speed [m/s]", "mean_speed_mps", "{:.2f}"),
+    ("top speed [m/s]", "top_speed_mps", "{:.2f}"),
+    ("crash rate (any failure)", "crash_rate", "{:.3f}"),
+    ("collision rate", "collision_rate", "{:.3f}"),
+    ("missed-gate rate", "missed_gate_rate", "{:.3f}"),
+    ("off-course rate", "off_course_rate", "{:.3f}"),
+    ("altitude rate", "altitude_rate", "{:.3f}"),
+    ("time-out rate", "timeout_rate", "{:.3f}"),
+]
+
+
+def _cell(stats: dict, key: str, fmt: str) -> str:
+    v = stats.get(key)
+    if v is None:
+        return "--"
+    ci = stats.get(key + "_ci95") or [None, None]
+    if ci[0] is None:
+        return fmt.format(v)
+    return f"{fmt.format(v)} [{fmt.format(ci[0])}, {fmt.format(ci[1])}]"
+
+
+def write_markdown(path: Path, result: dict) -> Path:
+    """Write ``eval.md`` for an ``eval.json`` dict."""
+    lines = [f"# Evaluation of `{result['checkpoint']}`", ""]
+    veh = result["vehicle"]
+    for w in result.get("warnings", []):
+        lines += [f"> **Warning**: {w}", ""]
+    for name, s in result["suites"].items():
+        suite = s["suite"]
+        base = s["baselines"]
+        lines += [f"## Suite `{name}`", "",
+                  f"{suite['description']}. Task `{suite['task']}`, course seed {suite['seed']}, "
+                  f"{s['num_courses']} courses, each flown once from its start pose for {suite['laps']} laps or "
+                  f"{suite['time_limit_s']:g} s. Means over courses with 95% bootstrap intervals "
+                  f"({result['bootstrap']['samples']} resamples); lap times over the courses that flew them.", "",
+                  "| metric | policy | " + " | ".join(f"{k} policy" for k in base) + " |",
+                  "|---|---|" + "---|" * len(base)]
+        for label, key, fmt in ROWS:
+            lines.append(f"| {label} | {_cell(s, key, fmt)} | " + " | ".join(_cell(b, key, fmt) for b in base.values())
+                         + " |")
+        med = s.get("lap_time_ratio_median")
+        lines += ["", f"Flying laps: {s['courses_with_flying_lap']} of {s['num_courses']} courses; median lap-time "
+                  f"ratio {med:.2f}." if med is not None else "", "",
+                  f"Endings: {', '.join(f'{k} {v}' for k, v in s['endings'].items())}.", "",
+                  f"Reference: a point mass on the course line with thrust up to {veh['thrust_to_weight']:.2f} m g "
+                  f"({veh['max_accel_mps2']:.2f} m/s^2) in any direction, gravity, no drag "
+                  "(`track_gen.min_time`). A ratio of 1 is the physical limit of this line.", "",
+                  "![lap-time ratios](lap_time_ratio.png)", "", "![best and worst course](best_worst.png)", ""]
+    t = result.get("timing", {})
+    for name, tm in t.items():
+        lines.append(f"Wall time ({name}, {result['device']}): {tm['total_s']:.0f} s in all, reference "
+                     f"{tm['reference_s']:.1f} s.")
+    path.write_text("\n".join(lines) + "\n")
+    return path

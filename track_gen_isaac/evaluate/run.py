@@ -1,0 +1,138 @@
+"""``evaluate()``: fly a checkpoint over a suite, with a zero-action and a random policy as floors,
+against the minimum-time reference; write ``eval.json``, ``eval.md`` and the pictures.
+
+Files are written into a temporary folder and moved to ``out`` (default
+``<run folder>/eval/<suite>``) only when everything succeeded, so a failure leaves the run folder
+as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from track_gen_isaac.device import default_device
+from track_gen_isaac.evaluate.metrics import BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED, aggregate, course_rows
+from track_gen_isaac.evaluate.suites import Suite, get_suite, training_overlap
+
+__all__ = ["evaluate", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+
+
+def _resolve_checkpoint(path) -> Path:
+    from track_gen_isaac.play import resolve_checkpoint
+
+    return resolve_checkpoint(path)
+
+
+def _fly_suite(suite: Suite, ckpt: Path | None, num_courses: int, device: str, baselines: bool,
+               ds: float) -> tuple[dict, dict, dict]:
+    """(results per policy, per-course reference columns and course snapshots, timing)."""
+    from track_gen_isaac.env_course import get_course
+    from track_gen_isaac.evaluate import reference as R
+    from track_gen_isaac.evaluate import rollout as F
+
+    t0 = time.perf_counter()
+    env, agent = F.build_env(suite, num_courses, device)
+    try:
+        base = env.unwrapped
+        E, A, dev = base.num_envs, base.action_manager.total_action_dim, base.device
+        actors = {}
+        if ckpt is not None:
+            actors["policy"] = F.load_policy(env, agent, ckpt, suite.task)
+        if baselines or ckpt is None:
+            actors["zero"] = F.zero_actor(E, A, dev)
+            actors["random"] = F.random_actor(E, A, suite.seed, dev)
+        ec = get_course(base)
+        rotors = base.cfg.actions.rotors
+        limits = R.vehicle_limits(rotors.model, getattr(rotors, "command", "rates"))
+        t1 = time.perf_counter()
+        refs = [R.reference_row(r) for r in R.course_references(ec, limits, ds=ds)]
+        t_ref = time.perf_counter() - t1
+        flights = {name: F.fly(env, act, suite.laps) for name, act in actors.items()}
+        courses = {e: F.course_snapshot(ec, e) for e in range(E)}
+        step_dt = float(base.step_dt)
+    finally:
+        env.close()
+    timing = {"total_s": time.perf_counter() - t0, "reference_s": t_ref,
+              **{f"{k}_rollout_s": f.wall_s for k, f in flights.items()},
+              **{f"{k}_env_steps_per_s": f.env_steps / max(f.wall_s, 1e-9) for k, f in flights.items()}}
+    meta = {"refs": refs, "courses": courses, "step_dt": step_dt,
+            "vehicle": {"max_accel_mps2": limits.max_accel, "gravity_mps2": limits.gravity,
+                        "max_speed_mps": limits.max_speed,
+                        "thrust_to_weight": limits.max_accel / limits.gravity}}
+    return flights, meta, timing
+
+
+def _clean(x):
+    """JSON-safe: NaN/inf as None, numpy scalars as Python."""
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, (np.floating, float)):
+        return float(x) if math.isfinite(float(x)) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    return x
+
+
+def evaluate(checkpoint, suite: str | Suite = "gates-v1", *, num_courses: int = 256, out=None, device: str | None = None,
+             baselines: bool = True, ds: float = 0.05, figures: bool = True) -> dict:
+    """Evaluate ``checkpoint`` (a ``model_<it>.pt`` or a run folder: its newest model) on ``suite``
+    (a name of :data:`~track_gen_isaac.evaluate.suites.SUITES` or a :class:`Suite`).
+
+    Returns the ``eval.json`` dict (``result["suites"][suite]`` holds the aggregates, their
+    ``_ci95`` intervals, ``baselines`` and the per-course ``courses`` rows). Raises ValueError for
+    an unknown suite (listing the suites) or a checkpoint of another task (naming both shapes),
+    FileNotFoundError for a missing run folder or model file."""
+    from track_gen_isaac.evaluate import figures as P
+    from track_gen_isaac.evaluate.report import write_markdown
+
+    s = get_suite(suite)
+    if isinstance(num_courses, bool) or not isinstance(num_courses, int) or num_courses < 1:
+        raise ValueError(f"num_courses: expected an int >= 1, got {num_courses!r}")
+    ckpt = _resolve_checkpoint(checkpoint)
+    out_dir = Path(out) if out is not None else ckpt.parent / "eval" / s.name
+    device = device or default_device()
+    overlap = training_overlap(ckpt.parent, s)
+    flights, meta, timing = _fly_suite(s, ckpt, num_courses, device, baselines, ds)
+    entry: dict = {"suite": s.to_dict(), "checkpoint": str(ckpt), "num_courses": num_courses}
+    rows = {k: course_rows(f, meta["refs"], s.laps) for k, f in flights.items()}
+    entry.update(aggregate(rows["policy"]))
+    entry["baselines"] = {k: aggregate(r) for k, r in rows.items() if k != "policy"}
+    entry["courses"] = rows["policy"]
+    result = {
+        "schema_version": SCHEMA_VERSION, "checkpoint": str(ckpt), "device": device, "step_dt": meta["step_dt"],
+        "bootstrap": {"samples": BOOTSTRAP_SAMPLES, "seed": BOOTSTRAP_SEED, "level": 0.95},
+        "vehicle": meta["vehicle"], "warnings": [overlap] if overlap else [],
+        "suites": {s.name: entry}, "timing": {s.name: timing},
+    }
+    result = _clean(result)
+    tmp = Path(tempfile.mkdtemp(prefix="track_gen_eval_"))
+    try:
+        (tmp / "eval.json").write_text(json.dumps(result, indent=1))
+        write_markdown(tmp / "eval.md", result)
+        if figures:
+            f = flights["policy"]
+            P.plot_ratio_histogram(tmp / "lap_time_ratio.png", rows["policy"],
+                                   f"{s.name}: {num_courses} courses, {Path(ckpt).name}")
+            P.plot_best_worst(tmp / "best_worst.png", rows["policy"], meta["courses"], f.pos, f.speed, f.steps)
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(tmp), str(out_dir))
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    result["out"] = str(out_dir)
+    return result
