@@ -12,7 +12,8 @@ from typing import Any
 
 import warp as wp
 
-__all__ = ["ExecContext", "MASK_DTYPES", "check_mask"]
+__all__ = ["ExecContext", "MASK_DTYPES", "check_mask", "on_stream", "conditional_nodes_supported",
+           "ConditionalNodesUnsupportedWarning", "registered", "unconditional"]
 
 MASK_DTYPES = (wp.int32, wp.bool, wp.uint8)
 
@@ -121,18 +122,93 @@ def any_set(active: wp.array, flag: wp.array) -> None:
     wp.launch(_any_set, dim=active.shape[0], inputs=[active, flag], device=active.device)
 
 
+class ConditionalNodesUnsupportedWarning(RuntimeWarning):
+    """CUDA conditional graph nodes are unavailable (driver or toolkit older than 12.4): masked
+    regenerations are recorded with their full body (exact for unmasked envs). Emitted once."""
+
+
+def conditional_nodes_supported(device) -> bool:
+    """Whether a capture on ``device`` can hold a ``wp.capture_if`` conditional node.
+
+    Always on the CPU (Warp's CPU graphs record ``capture_if`` themselves); on CUDA it needs a
+    driver and a Warp build of CUDA 12.4+ (``wp.is_conditional_graph_supported()``, which reports
+    False on a CPU-only machine, hence the device test first)."""
+    return wp.get_device(device).is_cpu or bool(wp.is_conditional_graph_supported())
+
+
+def _stream_plan(current, stream) -> tuple[bool, bool]:
+    """``(switch, join)`` for running work on ``stream`` while ``current`` is the device's stream.
+
+    No switch when ``stream`` is ``current`` (or wraps the same CUDA stream: Warp keys its captures
+    by the Stream *object*, so the caller's object must stay current for ``capture_if`` to find the
+    capture). Join both ways only when both streams are in the same capture state: a capturing
+    stream must never wait on (or be waited on by) a non-capturing one -- CUDA invalidates the
+    capture (the isolation error Warp's own stream tests show)."""
+    if stream is None or current is None or stream is current or stream.cuda_stream == current.cuda_stream:
+        return False, False
+    return True, bool(stream.is_capturing) == bool(current.is_capturing)
+
+
+@_contextlib.contextmanager
+def on_stream(stream, device):
+    """Run the block with ``stream`` as ``device``'s current stream, joined to the caller's stream.
+
+    ``wp.ScopedStream(stream)`` alone waits on the previous stream on entry (``sync_enter=True``)
+    and never joins back: work queued later on the caller's stream could overtake ours, and when
+    ``stream`` is capturing while the caller's stream is not, the entry wait invalidates the
+    capture. Here: ``stream`` waits on the caller's stream on entry and the caller's stream waits
+    on ``stream`` on exit, whenever both are capturing or both are not (see :func:`_stream_plan`);
+    otherwise no wait either way. A no-op on the CPU and for ``stream=None``.
+    """
+    dev = wp.get_device(device)
+    if stream is None or not dev.is_cuda:
+        yield
+        return
+    switch, join = _stream_plan(dev.stream, stream)
+    if not switch:
+        yield
+        return
+    with wp.ScopedStream(stream, sync_enter=join, sync_exit=join):
+        yield
+
+
+class Registration:
+    """What :func:`registered` yields. ``restarted``: a conditional node recorded in the block ended
+    and restarted torch's stream capture (a new capture id), so torch's graph memory pool no longer
+    serves this capture -- record no allocating torch op after the block (see its docstring)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.restarted = False
+
+
+def _capture_id(device, stream):
+    graph = (device.captures or {}).get(stream)
+    return None if graph is None else getattr(graph, "capture_id", None)
+
+
 @_contextlib.contextmanager
 def registered(*, conditional: bool = True, device=None):
     """Record track_gen calls into a ``torch.cuda.graph`` capture that is already running.
 
-    Warp learns of the torch capture (an *external* capture on torch's current stream), so
-    ``course.step()`` and ``course.regenerate(mask=...)`` inside this block are recorded into
-    torch's graph; ``conditional=False`` records masked regenerations without the conditional
-    node (as :func:`unconditional`). Warp cannot keep the course alive from a torch graph: keep
-    the course and the arrays it reads referenced yourself for as long as you replay the graph.
-    Record the masked regeneration after every allocating torch op of the capture.
+    Warp learns of the torch capture (an *external* capture on torch's current stream) and that
+    stream becomes Warp's current stream for the block, so ``course.step()`` and
+    ``course.regenerate(mask=...)`` inside it are recorded into torch's graph (nothing runs at
+    record time; each replay runs them). ``conditional=False`` records masked regenerations
+    without the conditional node (as :func:`unconditional`). Warp cannot keep the course alive
+    from a torch graph: keep the course and the arrays it reads referenced yourself for as long as
+    you replay the graph.
 
-    CUDA only (torch graphs do not exist on the CPU). Not exercised on this project's CPU-only CI.
+    **Torch allocations after a conditional node are refused.** Adding the conditional node ends
+    torch's stream capture and begins it again (``wp.capture_if``): the new capture has a new id,
+    and torch's allocator routes a capture's allocations to the graph's private pool by that id.
+    A torch op that allocates afterwards in the same ``torch.cuda.graph`` then fails (a
+    ``cudaMalloc`` under capture) or takes a block of torch's default pool that the graph does not
+    own. Record the masked regeneration after every allocating torch op of the capture, or use
+    ``conditional=False``. The yielded :class:`Registration` tells (``.restarted``) whether the
+    block restarted the capture.
+
+    CUDA only (torch graphs do not exist on the CPU). Checked by ``tests/core/test_cuda.py`` on a GPU.
     """
     dev = wp.get_device(device if device is not None else "cuda")
     if not dev.is_cuda:
@@ -143,11 +219,18 @@ def registered(*, conditional: bool = True, device=None):
         raise RuntimeError("registered(): no torch.cuda.graph capture is running on the current stream")
     stream = wp.stream_from_torch(torch.cuda.current_stream(dev.ordinal))
     wp.capture_begin(device=dev, stream=stream, external=True)
+    reg = Registration(stream)
     try:
-        if conditional:
-            yield
-        else:
-            with unconditional():
-                yield
+        begun = _capture_id(dev, stream)
+        # Make torch's stream Warp's current one: launches, capture_if (which looks the capture up
+        # by the current stream) and the course's streams all resolve to it. sync_enter=False:
+        # the capturing stream must not wait on Warp's previous, non-capturing stream.
+        with wp.ScopedStream(stream, sync_enter=False):
+            if conditional:
+                yield reg
+            else:
+                with unconditional():
+                    yield reg
+        reg.restarted = _capture_id(dev, stream) != begun
     finally:
         wp.capture_end(device=dev, stream=stream)

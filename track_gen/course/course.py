@@ -16,7 +16,8 @@ from track_gen.course.context import ComponentContext
 from track_gen.course.presets import finish_preset, gates_parts, track_parts
 from track_gen.course.result import StepResult
 from track_gen.errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
-from track_gen.exec import any_set, check_mask, conditional_enabled, mask_to_active, unconditional
+from track_gen.exec import (ConditionalNodesUnsupportedWarning, any_set, check_mask, conditional_enabled,
+                            conditional_nodes_supported, mask_to_active, on_stream, unconditional)
 from track_gen.generators.gates import GateGenConfig
 from track_gen.generators.track import TrackGenConfig
 from track_gen.pipeline.spec import PipelineSpec
@@ -28,6 +29,7 @@ __all__ = ["Course", "POSE_INPUTS", "MAX_GRAPH_VARIANTS"]
 POSE_INPUTS = ("position", "orientation", "half_extents", "box_position")
 #: graphs a course records besides ``course.graph``; further variants run eagerly
 MAX_GRAPH_VARIANTS = 16
+_NO_CONDITIONAL_WARNED = [False]  # ConditionalNodesUnsupportedWarning: once per process
 _GENERATOR_SURFACE = ("result", "layout", "enqueue", "device")
 
 
@@ -139,7 +141,7 @@ class Course(metaclass=_CourseType):
             generator.prepare()
         if prepare:
             self.prepare()
-            self._run_body(False, None)
+            self._enqueue(False, None)  # on the course's stream, joined to the caller's (as every launch)
         # the generator is taken over by _CourseType once construction (a subclass's too) completed
 
     def _detach_components(self) -> None:
@@ -343,22 +345,32 @@ class Course(metaclass=_CourseType):
             missing = [f"{c.name}.{n}" for c in self._order for n, s in (c.inputs or {}).items() if s.required]
             raise RuntimeError(f"call bind() before step() (unbound: {missing})")
         if is_capturing(self.device):
+            self._check_stream_in_capture()
             self._captured_step = True
             retain(self.device, self, tuple(c._bound for c in self._step_components))
-        for c in self._step_components:
-            c.step(self._ctx)
+        if self.stream is not None and self.device.is_cuda:
+            with on_stream(self.stream, self.device):  # every launch of a course goes to its stream
+                for c in self._step_components:
+                    c.step(self._ctx)
+        else:
+            for c in self._step_components:
+                c.step(self._ctx)
         return self._result
 
     def reset(self, mask: wp.array | None = None) -> None:
         """Put every component's per-env state back to the start (masked envs only), in reverse order."""
         self._check_owner()
-        active = self._all
         if mask is not None:
             check_mask(mask, self.num_envs, self.device)
-            mask_to_active(mask, self._active)
-            active = self._active
-        for c in reversed(self._order):
-            c.reset(self._ctx, active)
+        if is_capturing(self.device):
+            self._check_stream_in_capture()
+        with on_stream(self.stream, self.device):  # a no-op on the CPU and without stream=
+            active = self._all
+            if mask is not None:
+                mask_to_active(mask, self._active)
+                active = self._active
+            for c in reversed(self._order):
+                c.reset(self._ctx, active)
 
     def _refresh_entries(self) -> None:
         entries = {c.name: c.result for c in self._step_components}
@@ -377,7 +389,8 @@ class Course(metaclass=_CourseType):
             c.reset(self._ctx, self._active)
 
     def _run_body(self, advance: bool, mask: wp.array | None) -> None:
-        """THE regeneration body, enqueued on the current stream (recorded when capturing)."""
+        """THE regeneration body, enqueued on the current stream (recorded when capturing); callers
+        make the course's stream current first (:meth:`_enqueue`, :meth:`_record`)."""
         if mask is None:
             self.generator.enqueue(self._ctx.exec, advance=advance, mask=None)
             for c in self._order:
@@ -389,7 +402,10 @@ class Course(metaclass=_CourseType):
         capturing = is_capturing(self.device)
         # Eagerly on CUDA, capture_if would copy the flag to the host and sync: run the body in
         # full instead (an exact identity for unmasked envs). On the CPU the flag is read in place.
-        if conditional_enabled() and (capturing or self.device.is_cpu):
+        use_node = conditional_enabled() and (capturing or self.device.is_cpu)
+        if use_node and capturing:
+            use_node = self._conditional_node_ok()
+        if use_node:
             any_set(self._active, self._flag)
             try:
                 wp.capture_if(self._flag, on_true=lambda: self._body_masked(advance, mask))
@@ -408,6 +424,31 @@ class Course(metaclass=_CourseType):
         else:
             self._body_masked(advance, mask)
 
+    def _conditional_node_ok(self) -> bool:
+        """Whether the capture recording now can take the conditional node of a masked body."""
+        if not conditional_nodes_supported(self.device):
+            # A driver / toolkit older than 12.4 has no conditional nodes: wp.capture_if would fail
+            # with an error that blames the components. The full body is exact for unmasked envs.
+            if not _NO_CONDITIONAL_WARNED[0]:
+                _NO_CONDITIONAL_WARNED[0] = True
+                warnings.warn(
+                    "CUDA conditional graph nodes need a CUDA driver and a Warp build of 12.4+ "
+                    "(wp.is_conditional_graph_supported() is False): masked regenerations are recorded with "
+                    "their full body (an exact identity for unmasked envs, but no skip when the mask is empty)",
+                    ConditionalNodesUnsupportedWarning,
+                    stacklevel=4,
+                )
+            return False
+        if self.device.is_cuda and (self.device.captures or {}).get(wp.get_stream(self.device)) is None:
+            # wp.capture_if finds the capture by the current stream and must end and restart it
+            # there: a stream that only joined someone's capture (a forked side stream) cannot.
+            raise CaptureError(
+                "a masked regeneration needs a conditional node, which can only be added on the stream a Warp "
+                "capture began on; the course's stream only joined the capture. Record on the course's stream "
+                "(with wp.ScopedStream(course.stream): ...), or record the call inside track_gen.exec.unconditional()"
+            )
+        return True
+
     def _capturable(self) -> bool:
         return getattr(self.generator, "capturable", True)
 
@@ -421,9 +462,15 @@ class Course(metaclass=_CourseType):
             raise CaptureError(
                 "this course was built with prepare=False and is not prepared; call course.prepare() before recording"
             )
+        self._check_stream_in_capture()
+
+    def _check_stream_in_capture(self) -> None:
+        """Under a CUDA capture, refuse a course whose stream takes no part in it (its launches
+        would run now instead of being recorded)."""
         if self.device.is_cuda and self.stream is not None:
             current = wp.get_stream(self.device)
-            if current is not self.stream and not self.stream.is_capturing:
+            same = current is self.stream or current.cuda_stream == self.stream.cuda_stream
+            if not same and not self.stream.is_capturing:
                 raise CaptureError(
                     "this course was built with stream=...; another stream is recording. Record on the course's "
                     "stream, or build the course with stream= the stream you record on"
@@ -444,10 +491,8 @@ class Course(metaclass=_CourseType):
         self._enqueue(advance, mask)
 
     def _enqueue(self, advance, mask) -> None:
-        if self.stream is not None and self.device.is_cuda:
-            with wp.ScopedStream(self.stream):
-                self._run_body(advance, mask)
-        else:
+        # on the course's stream, joined both ways to the caller's (see track_gen.exec.on_stream)
+        with on_stream(self.stream, self.device):
             self._run_body(advance, mask)
 
     def _ensure_prepared(self) -> None:
@@ -492,11 +537,14 @@ class Course(metaclass=_CourseType):
             graph = self._record(advance, mask)
             self._graphs[key] = graph
             self._graph_refs[key] = mask  # keeps the mask array (and so its id) alive
-        wp.capture_launch(graph, stream=self.stream if self.device.is_cuda else None)
+        with on_stream(self.stream, self.device):  # replayed on the course's stream, joined back
+            wp.capture_launch(graph)
 
     def _record(self, advance, mask):
-        stream = self.stream if self.device.is_cuda else None
-        with wp.ScopedCapture(device=self.device, stream=stream) as cap:
+        # The course's stream becomes the current one *before* the capture begins on it: a capture
+        # on a stream that is not current records nothing (every launch, capture_if included, goes
+        # to the current stream and runs at record time).
+        with on_stream(self.stream, self.device), wp.ScopedCapture(device=self.device) as cap:
             self._run_body(advance, mask)
         return cap.graph
 

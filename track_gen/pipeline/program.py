@@ -20,7 +20,6 @@ written, whatever a stage did to its working buffers.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -30,7 +29,7 @@ import warp as wp
 from track_gen.capture import is_capturing
 from track_gen.checks import INT32_MAX, as_bool, as_int
 from track_gen.errors import CaptureError, NotCapturableError
-from track_gen.exec import ExecContext, check_mask, mask_to_active
+from track_gen.exec import ExecContext, check_mask, mask_to_active, on_stream
 from track_gen.pipeline.params import ParamTable, Params, Randomizers
 from track_gen.pipeline.registry import ArraySpec, StageContext, StageRegistry, default_registry
 from track_gen.pipeline.spec import PipelineSpec, StageSpec
@@ -360,8 +359,9 @@ class Program:
             )
         self.prepared = True
         stream = ctx.stream if ctx is not None and ctx.stream is not None else self.stream
-        scope = wp.ScopedStream(stream) if (stream is not None and self.device.is_cuda) else contextlib.nullcontext()
-        with scope, wp.ScopedDevice(self.device):
+        # on_stream, not wp.ScopedStream(stream): the default sync_enter=True makes a capturing stream
+        # wait on a non-capturing one (an invalidated capture), and nothing joined the caller back
+        with on_stream(stream, self.device), wp.ScopedDevice(self.device):
             E = self.num_envs
             mask_to_active(mask, self._active)
             if advance:
