@@ -71,7 +71,8 @@ class CourseCfg:
     """The generator: a ``track_gen.TrackGenConfig`` / ``GateGenConfig`` (turned into a dict of its
     fields at construction) or a dict of such fields (missing ones take the config's defaults).
     ``num_envs`` and ``device`` are filled from the env at build time. A gate course needs a
-    ``gate_width`` > 0 (or a ``"gate_frames.gate_width"`` randomizer with lo > 0)."""
+    ``gate_width`` > 0 (or a ``"gate_frames.gate_width"`` randomizer with lo > 0): checked by
+    :meth:`validate_config` (``GateGenConfig``'s default width is 0)."""
 
     collision: Any = None
     """Track: None, ``"segments"`` or ``"sdf"`` (``BandCollision``). Gates: None, a post radius
@@ -97,7 +98,9 @@ class CourseCfg:
     """Half length (body x) and half width (body y) of the robot's box footprint [m]."""
 
     half_height: float = 0.05
-    """Vertical half extent of the robot's box [m]; used by ``collision="frame"``."""
+    """Vertical half extent of the robot's box [m]; used by ``collision="frame"``, and on a track
+    course as the default ``z_offset`` of ``place_at_course_start`` / ``place_at_checkpoint`` (the
+    box then stands on the ground)."""
 
     asset_name: str = "robot"
     """The scene entity the course follows (its ``root_pos_w`` / ``root_quat_w``)."""
@@ -168,8 +171,8 @@ class CourseCfg:
                 raise ValueError(
                     f"CourseCfg.collision: a gate course takes None, a post radius > 0 [m] or 'frame', got {c!r}"
                 )
-            if c == "frame":
-                _nonnegative("half_height", self.half_height)
+            _check_gate_width(gen, cls)
+        _nonnegative("half_height", self.half_height)
         he = self.half_extents
         try:
             hx, hy = (float(v) for v in he)
@@ -194,6 +197,29 @@ class CourseCfg:
         if "randomize" in fields:
             fields["randomize"] = {str(k): tuple(float(x) for x in r) for k, r in dict(fields["randomize"]).items()}
         return cls(**fields, num_envs=int(num_envs), device=str(device))
+
+
+def _check_gate_width(gen: dict, cls) -> None:
+    """A gate course needs an opening: ``gate_width`` > 0, or a ``"gate_frames.gate_width"``
+    randomizer whose lo is > 0 (GateGenConfig's default width, 0, is refused here, at cfg time)."""
+    default = next(f.default for f in dataclasses.fields(cls) if f.name == "gate_width")
+    width = gen.get("gate_width", default)
+    rng = dict(gen.get("randomize") or {}).get("gate_frames.gate_width")
+    fix = ("pass GateGenConfig(gate_width=1.0, ...) (or generator={'gate_width': 1.0, ...}), or randomize it: "
+           "GateGenConfig(..., randomize={'gate_frames.gate_width': (lo, hi)}) with lo > 0")
+    if rng is not None:
+        try:
+            lo = float(tuple(rng)[0])
+        except (TypeError, ValueError, IndexError):
+            raise TypeError(f"CourseCfg.generator: randomize['gate_frames.gate_width'] must be (lo, hi) [m], "
+                            f"got {rng!r}") from None
+        if not lo > 0:
+            raise ValueError(f"CourseCfg.generator: randomize['gate_frames.gate_width'] draws from lo={lo:g}; a gate "
+                             f"with no opening can never be passed: {fix}")
+        return
+    if isinstance(width, bool) or not isinstance(width, numbers.Real) or not (math.isfinite(width) and width > 0):
+        raise ValueError(f"CourseCfg.generator: a gate course needs gate_width > 0 [m] (the gates' opening), got "
+                         f"{width!r}{' (the GateGenConfig default)' if width == default else ''}: {fix}")
 
 
 def _positive(name: str, value) -> None:

@@ -16,6 +16,12 @@ Binding (no per-step copy):
 * ``origin``: ``env.scene.env_origins`` viewed as [E] vec3f, passed when a component declares an
   ``origin`` input (world position minus origin = the env frame the course lives in).
 
+The read API: ``get_course(env).step()`` (the StepResult of the current env step, stepping the
+course only when this env step has not) and ``get_course(env).result`` (the same arrays, never
+stepping). The core ``course.step()`` of an env-bound course is guarded: a second step in one env
+step raises a RuntimeError naming the read API (it would overwrite the step's results with
+``delta = 0``, ``passed = 0``).
+
 Stepping rule (stable runtime): the course is stepped **at most once per env step, by whichever
 term reads it first**. ``env.common_step_counter`` is incremented right after physics, before
 terminations, rewards, resets and observations, so the first reader of a step sees the new
@@ -54,6 +60,7 @@ from track_gen.tools import Component
 from track_gen.tools.checkpoints import jitter_position
 
 from track_gen_isaac.course_cfg import CourseCfg
+from track_gen_isaac.course_stats import EpisodeStats
 
 __all__ = ["EnvCourse", "get_course", "global_rank", "course_seed", "build_course", "origin_view", "register_reader",
            "set_debug_vis", "CACHE_ATTR", "READERS_ATTR"]
@@ -189,10 +196,20 @@ def place_pose_kernel(
 
 
 class EnvCourse:
-    """A course built for one env instance and bound to one of its scene entities.
+    """A course built for one env instance and bound to one of its scene entities
+    (:func:`get_course` builds it on first use and caches it on the env).
+
+    Read it with :meth:`step` (the StepResult of the current env step; it steps the course only
+    when no term has in this env step) or :attr:`result` (the same arrays, never stepping). Its
+    core ``course.step()`` is guarded: a second step in one env step raises a RuntimeError naming
+    these two (it would overwrite the step's results).
 
     Attributes:
-        course: the :class:`track_gen.course.Course`.
+        course: the :class:`track_gen.course.Course` (its ``step`` is the guard above).
+        result: the course's :class:`~track_gen.course.StepResult`, the arrays every step rewrites
+            in place (``events``, ``contacts``, ``frame``, ``valid``); readable before any step.
+        stats: the :class:`~track_gen_isaac.course_stats.EpisodeStats` behind
+            ``extras["log"]["Episode_Course/*"]`` (None without a progress component).
         cfg: the CourseCfg it was built from; ``name`` its attribute name on the env cfg.
         asset: the followed scene entity; ``position`` / ``orientation`` its bound root views.
         origin: [E] vec3f view of ``env.scene.env_origins``.
@@ -262,6 +279,12 @@ class EnvCourse:
         )
         self.warp_runtime = _is_warp_env(env)
         self.owner = None  # warp runtime: the term cfg whose term steps the course
+        self.stats_owner = None  # warp runtime: the term cfg whose reset logs the episode statistics
+        # per-episode statistics for extras["log"] (Episode_Course/*); None without a progress component
+        self.stats = EpisodeStats(E, self.device) if self.result.events is not None else None
+        # the core step, and the guard that replaces it on this course (a second step per env step raises)
+        self._core_step = self.course.step
+        self.course.step = self._guarded_step
         self.stepped_at = None
         self.stale = False
         self.steps = 0
@@ -315,13 +338,42 @@ class EnvCourse:
             return self.result
         counter = int(self.env.common_step_counter)
         if self.stepped_at != counter:
-            self.course.step()
+            self._step_course()
             self.stepped_at = counter
             self.stale = False
-            self.steps += 1
         elif self.stale:
             self.relocalize()
         return self.result
+
+    def _step_course(self) -> None:
+        """The course step itself, then the episode-statistics snapshot (one launch; recordable)."""
+        self._core_step()
+        self.steps += 1
+        if self.stats is not None:
+            self.stats.snapshot_events(self.result.events)
+
+    def _guarded_step(self):
+        """``course.step()`` of an env-bound course (it replaces the core method on this course).
+        Stable runtime: steps the course when this env step has not (as :meth:`step`), else raises.
+        Warp runtime: raises when a course term steps the course in every env step (its owner)."""
+        if self.warp_runtime:
+            if self.env.__dict__.get(READERS_ATTR, {}).get(self.name):
+                raise RuntimeError(self._double_step_message(
+                    "its owner term steps it inside the recorded stage of every env step"))
+            self._step_course()
+            return self.result
+        if self.stepped_at == int(self.env.common_step_counter):
+            raise RuntimeError(self._double_step_message("it was already stepped in this env step"))
+        return self.step()
+
+    def _double_step_message(self, why: str) -> str:
+        return (
+            f"course.step() on the course of env.cfg.{self.name}: this course is bound to the env, which steps it once "
+            f"per env step, and {why}; a second step would overwrite this step's StepResult (progress delta 0, "
+            f"nothing passed). Read it instead: track_gen_isaac.get_course(env, {self.name!r}).step() (the current "
+            f"env step's StepResult; steps the course only if this env step has not) or "
+            f"get_course(env, {self.name!r}).result"
+        )
 
     def step_as(self, term_cfg):
         """Warp runtime: step the course when ``term_cfg`` is the owner term's cfg, i.e. the first
@@ -332,8 +384,7 @@ class EnvCourse:
         if self.owner is None:
             self.owner = self._find_owner()
         if self.owner is not None and term_cfg is self.owner:
-            self.course.step()
-            self.steps += 1
+            self._step_course()
         return self.result
 
     def _find_owner(self):
@@ -350,6 +401,40 @@ class EnvCourse:
                 if k == kind and (kind != "reward" or tc.weight != 0.0):
                     return tc
         raise RuntimeError(f"no course term reads env.cfg.{self.name}: nothing would step the course")
+
+    # -- episode statistics -----------------------------------------------------------------------
+    def log_episodes(self, env_ids) -> None:
+        """Stable runtime, from every course term's ``reset(env_ids)``: the ``Episode_Course/*`` means
+        of the resetting envs into ``env.extras["log"]``, once per reset
+        (:class:`~track_gen_isaac.course_stats.EpisodeStats`)."""
+        if self.stats is not None and not self.warp_runtime:
+            self.stats.log_stable(self.env, env_ids)
+
+    def log_episodes_as(self, term_cfg, env_mask) -> dict | None:
+        """Warp runtime, from a reader term's ``reset(env_mask)``: when ``term_cfg`` is the course's
+        stats term (the first course reward term, else the first course reader), reduce over
+        ``env_mask`` (recordable) and return the persistent ``Episode_Course/*`` views; else None.
+        A stats term that is not a reward term puts the views into the warp reward manager's reset
+        extras itself (only a reward term's reset extras reach the log)."""
+        if self.stats is None or env_mask is None:
+            return None
+        if self.stats_owner is None:
+            readers = self.env.__dict__.get(READERS_ATTR, {}).get(self.name, [])
+            kinds = [k for k, _ in readers]
+            if not readers:
+                return None
+            i = kinds.index("reward") if "reward" in kinds else 0
+            self.stats_owner = readers[i]
+        kind, cfg = self.stats_owner
+        if term_cfg is not cfg:
+            return None
+        self.stats.reduce(env_mask)
+        if kind == "reward":
+            return self.stats.views
+        extras = getattr(getattr(self.env, "reward_manager", None), "_reset_extras", None)
+        if isinstance(extras, dict):
+            extras.update(self.stats.views)
+        return None
 
     def relocalize(self) -> None:
         """Re-run the localizer on the current pose (after a reset moved the robot)."""

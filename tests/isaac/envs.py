@@ -173,3 +173,60 @@ class TrackEnvCfg(ManagerBasedRLEnvCfg):
         self.sim.dt = 1 / 100
         self.sim.device = "cpu"
         self.sim.physics = NewtonCfg(solver_cfg=MJWarpSolverCfg(), use_cuda_graph=False)
+
+
+# -- a ground rover on a flat band track: the terms a task author reaches for (issue 19) ---------
+@configclass
+class RoverObsCfg:
+    @configclass
+    class PolicyCfg(ObsGroup):
+        frame = ObsTerm(func=mdp.track_frame, params={"vertical": True})
+        vel = ObsTerm(func=mdp.track_frame_velocity)
+        ahead = ObsTerm(func=mdp.lookahead_points, params={"distances": (1.0, 2.0)})
+
+        def __post_init__(self):
+            self.concatenate_terms = False
+
+    policy: PolicyCfg = PolicyCfg()
+
+
+@configclass
+class RoverRewCfg:
+    rate = RewTerm(func=mdp.progress_rate, weight=1.0)
+    progress = RewTerm(func=mdp.progress_delta, weight=1.0)
+    passed = RewTerm(func=mdp.checkpoint_passed, weight=1.0)
+    lap = RewTerm(func=mdp.lap_completed, weight=1.0)
+
+
+@configclass
+class RoverTermCfg:
+    time_out = DoneTerm(func=imdp.time_out, time_out=True)
+    off = DoneTerm(func=mdp.off_track, params={"margin": 1.0})
+    laps = DoneTerm(func=mdp.laps_done, params={"laps": 1})
+
+
+@configclass
+class RoverEvCfg:
+    regenerate = EventTerm(func=mdp.regenerate_course, mode="reset")
+    place = EventTerm(func=mdp.place_at_course_start, mode="reset")  # z_offset: CourseCfg.half_height
+
+
+@configclass
+class RoverEnvCfg(ManagerBasedRLEnvCfg):
+    scene: SceneCfg = SceneCfg(num_envs=8, env_spacing=30.0)
+    observations: RoverObsCfg = RoverObsCfg()
+    actions: ActCfg = ActCfg()
+    rewards: RoverRewCfg = RoverRewCfg()
+    terminations: RoverTermCfg = RoverTermCfg()
+    events: RoverEvCfg = RoverEvCfg()
+    course: CourseCfg = CourseCfg(
+        generator=tg.TrackGenConfig(size=10.0, min_length=8.0), checkpoint_spacing=1.0,
+        half_extents=HALF[:2], half_height=HALF[2], localize_window=8, seed=5,
+    )
+
+    def __post_init__(self):
+        self.decimation = 2
+        self.episode_length_s = 4.0
+        self.sim.dt = 1 / 100
+        self.sim.device = "cpu"
+        self.sim.physics = NewtonCfg(solver_cfg=MJWarpSolverCfg(), use_cuda_graph=False)

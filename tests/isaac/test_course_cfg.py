@@ -154,3 +154,27 @@ def test_place_before_regenerate_is_refused():
         warnings.simplefilter("always")
         place._check_order(env)
     assert any("progress state carries over" in str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("generator, message", [
+    (tg.GateGenConfig(), r"gate_width > 0 \[m\].*got 0.0 \(the GateGenConfig default\).*GateGenConfig\(gate_width="),
+    (tg.GateGenConfig(gate_width=-0.5), r"gate_width > 0 \[m\].*got -0.5:"),
+    (tg.GateGenConfig(randomize={"gate_frames.gate_width": (0.0, 1.0)}), r"draws from lo=0; .*with lo > 0"),
+])
+def test_gate_width_is_checked_at_cfg_time(generator, message):
+    """A gate course without an opening fails in validate_config (what Isaac Lab calls when it
+    validates the env cfg), in the cfg's own terms, not later in the course build."""
+    cfg = CourseCfg(generator=generator)
+    with pytest.raises(ValueError, match=message) as info:
+        cfg.validate_config()
+    assert str(info.value).startswith("CourseCfg.generator:") and "presets.gates" not in str(info.value)
+    # a randomized width with lo > 0 needs no scalar width; a dict generator is checked the same way
+    CourseCfg(generator=tg.GateGenConfig(randomize={"gate_frames.gate_width": (0.5, 1.0)})).validate_config()
+    with pytest.raises(ValueError, match="gate_width > 0"):
+        CourseCfg(mode="gates", generator={"size": 10.0}).validate_config()
+
+
+def test_half_height_is_checked_for_every_course():
+    cfg = CourseCfg(generator=tg.TrackGenConfig(), half_height=-0.1)
+    with pytest.raises(ValueError, match="CourseCfg.half_height"):
+        cfg.validate_config()

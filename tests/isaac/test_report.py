@@ -307,3 +307,35 @@ def test_write_summary_clear_errors(tmp_path):
     with pytest.raises(TypeError, match=r"stats\['obj'\]: cannot write a object"):
         report.write_summary(tmp_path, {"obj": object()})
     assert not (tmp_path / "summary.json").exists()
+
+
+# -- course statistics (Episode_Course/*) -------------------------------------------------------
+COURSE_TAGS = ["Episode_Course/checkpoints", "Episode_Course/laps", "Episode_Course/progress_m"]
+
+
+def test_course_scalars_are_read_as_logged_and_get_their_panel(tmp_path):
+    run = _write_run(tmp_path / "exp" / "new", ITER_TAGS + COURSE_TAGS, with_time=False)
+    got = report.course_scalars(run)
+    assert sorted(got) == COURSE_TAGS
+    np.testing.assert_allclose(got["Episode_Course/laps"][1], _series("Episode_Course/laps"), rtol=1e-6)
+    out = report.plot_learning_curve(run, tmp_path / "c.png")
+    # 5 default panels (reward, length, Episode_Course/*, Episode_Reward/*, Episode_Termination/*): 3x2
+    assert _png_shape(out) == (round((3.4 * 3 + 0.6) * DPI), round(12.0 * DPI))
+
+
+def test_course_scalars_of_an_older_run_come_from_its_pass_reward_term(tmp_path):
+    """A run logged before Episode_Course/*: passes per episode = Episode_Reward/gate x term_count_scale."""
+    run = _write_run(tmp_path / "exp" / "old", ITER_TAGS + ["Episode_Reward/gate"], with_time=False)
+    (run / "params" / "env.yaml").write_text(
+        "sim:\n  dt: 0.01\ndecimation: 2\nepisode_length_s: 15.0\nscene:\n  num_envs: 64\n"
+        "rewards:\n  gate:\n    weight: 250.0\n")
+    got = report.course_scalars(run)
+    assert list(got) == ["Episode_Course/checkpoints"]
+    steps, values = got["Episode_Course/checkpoints"]
+    np.testing.assert_array_equal(steps, np.arange(ITERS))
+    np.testing.assert_allclose(values, _series("Episode_Reward/gate") * 15.0 / (250.0 * 0.02), rtol=1e-5)
+    out = report.plot_learning_curve(run, tmp_path / "old.png")
+    assert _png_shape(out) == (round((3.4 * 3 + 0.6) * DPI), round(12.0 * DPI))  # the derived panel too
+    # without the params (or the term), nothing is derived
+    (run / "params" / "env.yaml").unlink()
+    assert report.course_scalars(run) == {}

@@ -7,13 +7,21 @@ the :class:`~track_gen_isaac.CourseCfg` attribute of the env cfg). See ``docs/is
 from track_gen_isaac.mdp import curriculum, events, observations, rewards, terminations
 from track_gen_isaac.mdp.curriculum import course_schedule
 from track_gen_isaac.mdp.events import place_at_checkpoint, place_at_course_start, regenerate_course, reset_course
-from track_gen_isaac.mdp.observations import lap_progress, lookahead_points, next_checkpoints, next_gates, track_frame
+from track_gen_isaac.mdp.observations import (
+    lap_progress,
+    lookahead_points,
+    next_checkpoints,
+    next_gates,
+    track_frame,
+    track_frame_velocity,
+)
 from track_gen_isaac.mdp.rewards import (
     checkpoint_passed,
     collision_penalty,
     lap_completed,
     off_track_penalty,
     progress_delta,
+    progress_rate,
     wrong_way_penalty,
 )
 from track_gen_isaac.mdp.terminations import collided, gate_missed, invalid_course, laps_done, off_track
@@ -33,8 +41,8 @@ __all__ = [
     "curriculum", "events", "observations", "rewards", "terminations",
     "course_schedule",
     "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint",
-    "next_checkpoints", "next_gates", "track_frame", "lookahead_points", "lap_progress",
-    "progress_delta", "checkpoint_passed", "lap_completed", "collision_penalty", "off_track_penalty",
+    "next_checkpoints", "next_gates", "track_frame", "track_frame_velocity", "lookahead_points", "lap_progress",
+    "progress_delta", "progress_rate", "checkpoint_passed", "lap_completed", "collision_penalty", "off_track_penalty",
     "wrong_way_penalty",
     "collided", "off_track", "laps_done", "gate_missed", "invalid_course",
 ]

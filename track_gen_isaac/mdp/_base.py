@@ -90,4 +90,9 @@ class CourseTerm(ManagerTermBase):
         return ec.torch(out).clone()
 
     def reset(self, env_ids=None) -> None:
+        """Stable runtime: the first course term reset after the managers' log dict is made logs the
+        resetting envs' ``Episode_Course/*`` means into it (:meth:`EnvCourse.log_episodes`)."""
+        log = getattr(self._env, "extras", {}).get("log")
+        if isinstance(log, dict):
+            self.ec.log_episodes(env_ids)
         return None

@@ -69,11 +69,19 @@ class _place(CourseTerm):
 
     _RESETTERS = (regenerate_course, reset_course)
 
-    def check(self, jitter=(0.0, 0.0, 0.0), z_offset=0.0):
+    def check(self, jitter=(0.0, 0.0, 0.0), z_offset=None):
         _jitter(jitter)
-        if isinstance(z_offset, bool) or not isinstance(z_offset, (int, float)) or not math.isfinite(z_offset):
-            raise ValueError(f"z_offset: expected a finite number [m], got {z_offset!r}")
+        if z_offset is not None and (isinstance(z_offset, bool) or not isinstance(z_offset, (int, float))
+                                     or not math.isfinite(z_offset)):
+            raise ValueError(f"z_offset: expected None or a finite number [m], got {z_offset!r}")
         self._order_checked = False
+
+    def z_of(self, z_offset) -> float:
+        """The height added to the course pose [m]: ``z_offset``, or when None ``CourseCfg.half_height``
+        on a track course (the robot's box stands on the ground) and 0 on a gate course."""
+        if z_offset is not None:
+            return float(z_offset)
+        return float(self.course_cfg.half_height) if self.mode == "track" else 0.0
 
     def _check_order(self, env) -> None:
         """Refuse a place event declared before a regeneration / reset of the same course."""
@@ -112,15 +120,19 @@ class _place(CourseTerm):
 class place_at_course_start(_place):
     """Put the robot at its course's start pose, facing the start heading, plus uniform ``jitter``
     half ranges ``(lateral [m], vertical [m], yaw [rad])`` (lateral along the start's left axis) and
-    ``z_offset`` [m] (e.g. half the body height for a ground robot on a flat track). Draws are
-    per env and counter based (independent of which other envs reset). Velocity is zeroed."""
+    ``z_offset`` [m] up. The start pose is at ground level on a flat band track (on the centerline
+    of an elevated one) and at the gate centres' height on a gate course; the robot's root goes
+    ``z_offset`` above it. ``z_offset=None`` (default): ``CourseCfg.half_height`` on a track course,
+    so a ground robot's box stands on the ground instead of starting half inside it, and 0 on a
+    gate course. Draws are per env and counter based (independent of which other envs reset).
+    Velocity is zeroed."""
 
     def __call__(self, env, env_ids, course_name: str = "course", jitter: tuple = (0.0, 0.0, 0.0),
-                 z_offset: float = 0.0):
+                 z_offset: float | None = None):
         if not self._order_checked:
             self._check_order(env)
         self.ec.start_poses(self.ec.set_mask(env_ids), jitter)
-        self._write(env, env_ids, z_offset)
+        self._write(env, env_ids, self.z_of(z_offset))
 
 
 class place_at_checkpoint(_place):
@@ -128,11 +140,13 @@ class place_at_checkpoint(_place):
     ``course.checkpoint_sampler``), facing its direction of passage, plus ``jitter`` /
     ``z_offset`` as :class:`place_at_course_start`. The drawn checkpoint counts as passed
     (``progress.start_at``), so the next one is the target. An env without checkpoints (invalid
-    course) gets its start pose."""
+    course) gets its start pose. The checkpoint's pose is at ground level on a flat band track and
+    at the gate's centre on a gate course; ``z_offset`` (None: ``CourseCfg.half_height`` on a track,
+    0 on gates) is added as for :class:`place_at_course_start`."""
 
     def __call__(self, env, env_ids, course_name: str = "course", jitter: tuple = (0.0, 0.0, 0.0),
-                 z_offset: float = 0.0):
+                 z_offset: float | None = None):
         if not self._order_checked:
             self._check_order(env)
         self.ec.checkpoint_poses(self.ec.set_mask(env_ids), jitter)
-        self._write(env, env_ids, z_offset)
+        self._write(env, env_ids, self.z_of(z_offset))

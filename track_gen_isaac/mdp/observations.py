@@ -19,7 +19,8 @@ import warp as wp
 
 from track_gen_isaac.mdp._base import CourseTerm
 
-__all__ = ["next_checkpoints", "next_gates", "track_frame", "lookahead_points", "lap_progress"]
+__all__ = ["next_checkpoints", "next_gates", "track_frame", "track_frame_velocity", "lookahead_points",
+           "lap_progress"]
 
 wp.set_module_options({"enable_backward": False})
 
@@ -195,6 +196,61 @@ class track_frame(CourseTerm):
 
 
 @wp.kernel
+def track_velocity_kernel(
+    vel_w: wp.array(dtype=wp.vec3f),
+    segment: wp.array(dtype=wp.int32),
+    tangent: wp.array(dtype=wp.vec3f),
+    out: wp.array2d(dtype=wp.float32),
+):
+    """[along, lateral, vertical] speed: ``v . tangent``, ``v . left`` (left = the tangent's horizontal
+    direction turned +90 deg about z; 0 on a vertical segment) and ``v.z``; zeros without a frame."""
+    e = wp.tid()
+    if segment[e] < 0:
+        out[e, 0] = 0.0
+        out[e, 1] = 0.0
+        out[e, 2] = 0.0
+        return
+    v = vel_w[e]
+    t = tangent[e]
+    hl = wp.sqrt(t[0] * t[0] + t[1] * t[1])
+    lat = float(0.0)
+    if hl > 0.0:
+        lat = (t[0] * v[1] - t[1] * v[0]) / hl
+    out[e, 0] = wp.dot(v, t)
+    out[e, 1] = lat
+    out[e, 2] = v[2]
+
+
+class track_frame_velocity(CourseTerm):
+    """The followed entity's linear velocity in the track frame [m/s]: ``[along, lateral, vertical]``.
+
+    ``along`` is the speed along the course line's tangent at the localizer's projection (the rate
+    of ``s``), ``lateral`` the horizontal speed to the left of travel (the rate of the localizer's
+    ``lateral``), ``vertical`` the world-z speed. The velocity is the root's world-frame linear
+    velocity (``root_lin_vel_w``, at the centre of mass). Shape ``[E, 3]``; no frame (invalid
+    course): zeros."""
+
+    def check(self):
+        if self.mode == "track" and not self.course_cfg.localizer:
+            raise ValueError(f"env.cfg.{self.course_name}.localizer is False: the course has no localizer")
+        self._vel = None
+
+    def out_shape(self):
+        return (self.num_envs, 3)
+
+    def launch(self, out):
+        ec = self.ec
+        f = self.read().frame
+        if self._vel is None:  # first (eager) call: the velocity view's pointer is stable from then on
+            self._vel = ec.asset.data.root_lin_vel_w.warp
+        wp.launch(track_velocity_kernel, dim=ec.num_envs, inputs=[self._vel, f.segment, f.tangent],
+                  outputs=[out], device=ec.device)
+
+    def __call__(self, env, course_name: str = "course"):
+        return self.compute()
+
+
+@wp.kernel
 def lookahead_kernel(
     pos_w: wp.array(dtype=wp.vec3f),
     quat_w: wp.array(dtype=wp.quatf),
@@ -263,7 +319,8 @@ def lookahead_kernel(
 
 
 class lookahead_points(CourseTerm):
-    """Points of the course line ``distances`` [m] ahead of the robot's projection, in the body frame.
+    """Points of the course line ``distances`` [m] ahead of the robot's projection, in the **body
+    frame** (the followed entity's root frame: x forward, y left, z up of the body, origin at its root).
 
     Shape ``[E, 3 * len(distances)]``. Distances are arc lengths along the line from the localizer's
     ``s`` (negative ones look back); a loop wraps, an open line stops at its ends. No frame

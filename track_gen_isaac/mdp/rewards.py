@@ -15,7 +15,7 @@ import warp as wp
 from track_gen_isaac.mdp._base import CourseTerm
 from track_gen_isaac.mdp._off_track import OffTrackTerm
 
-__all__ = ["progress_delta", "checkpoint_passed", "lap_completed", "collision_penalty", "off_track_penalty",
+__all__ = ["progress_delta", "progress_rate", "checkpoint_passed", "lap_completed", "collision_penalty", "off_track_penalty",
            "wrong_way_penalty"]
 
 wp.set_module_options({"enable_backward": False})
@@ -43,6 +43,42 @@ class progress_delta(CourseTerm):
         ec = self.ec
         wp.launch(copy_float_kernel, dim=ec.num_envs,
                   inputs=[self.read().events.delta, float(clip or 0.0), int(clip is not None)],
+                  outputs=[out], device=ec.device)
+
+    def __call__(self, env, course_name: str = "course", clip: float | None = None):
+        return self.compute(clip=clip)
+
+
+@wp.kernel
+def rate_kernel(src: wp.array(dtype=wp.float32), inv_dt: float, clip: float, use_clip: int,
+                out: wp.array(dtype=wp.float32)):
+    """out = src / dt, clamped to [-clip, clip] with ``use_clip`` (NaN stays NaN)."""
+    e = wp.tid()
+    v = src[e] * inv_dt
+    if use_clip != 0 and not wp.isnan(v):
+        v = wp.clamp(v, -clip, clip)
+    out[e] = v
+
+
+class progress_rate(CourseTerm):
+    """Speed along the course [m/s]: the distance gained this step (``events.delta``) divided by the
+    env step ``env.step_dt`` (``sim.dt * decimation``); negative when going back, clipped to
+    ``[-clip, clip]`` [m/s] when ``clip`` is given. Isaac Lab multiplies a reward by ``weight * dt``,
+    so an episode's sum is ``weight`` per metre whatever the control dt (with
+    :class:`progress_delta` it is ``weight * dt`` per metre)."""
+
+    def check(self, clip=None):
+        if clip is not None and (isinstance(clip, bool) or not isinstance(clip, numbers.Real) or not clip > 0):
+            raise ValueError(f"clip: expected None or a number > 0 [m/s], got {clip!r}")
+        dt = float(self._env.step_dt)
+        if not dt > 0:
+            raise ValueError(f"the env step dt (sim.dt * decimation) is {dt!r}; progress_rate needs it > 0")
+        self._inv_dt = 1.0 / dt
+
+    def launch(self, out, clip=None):
+        ec = self.ec
+        wp.launch(rate_kernel, dim=ec.num_envs,
+                  inputs=[self.read().events.delta, self._inv_dt, float(clip or 0.0), int(clip is not None)],
                   outputs=[out], device=ec.device)
 
     def __call__(self, env, course_name: str = "course", clip: float | None = None):

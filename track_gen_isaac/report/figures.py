@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from track_gen_isaac.report.scalars import PathLike, read_scalars
+from track_gen_isaac.report.scalars import PathLike, course_scalars, read_scalars
 
 __all__ = ["plot_learning_curve", "plot_trajectories", "DEFAULT_CURVE_TAGS", "MAX_TRAJECTORY_PANELS"]
 
@@ -27,6 +27,7 @@ __all__ = ["plot_learning_curve", "plot_trajectories", "DEFAULT_CURVE_TAGS", "MA
 DEFAULT_CURVE_TAGS: tuple[str, ...] = (
     "Train/mean_reward",
     "Train/mean_episode_length",
+    "Episode_Course/*",
     "Episode_Reward/*",
     "Episode_Termination/*",
 )
@@ -116,7 +117,9 @@ def plot_learning_curve(
         out_png: the PNG to write (default ``<run_dir>/learning_curve.png``); folders are created.
         tags: one panel per entry, an exact tag or an fnmatch pattern (``"Loss/*"``) whose matches
             share the panel. Default :data:`DEFAULT_CURVE_TAGS` (mean reward, mean episode length,
-            ``Episode_Reward/*``, ``Episode_Termination/*``), each only when present; when none
+            ``Episode_Course/*``, ``Episode_Reward/*``, ``Episode_Termination/*``), each only when
+            present (a run logged before ``Episode_Course/*`` gets its passes per episode derived
+            from the pass-counting reward term: :func:`course_scalars`); when none
             is (no episode finished yet) the loss and policy-std panels. Patterns skip the
             ``*/time`` series (their step is wall seconds); name one exactly to plot it vs seconds.
         steps_per_iteration: env steps per iteration (``num_steps_per_env * num_envs``); adds a
@@ -141,6 +144,7 @@ def plot_learning_curve(
     ):
         raise ValueError(f"steps_per_iteration must be a positive integer, got {steps_per_iteration!r}")
     scalars = read_scalars(run)
+    scalars = {**course_scalars(run, scalars), **scalars}  # an older run: passes derived from its reward term
     panels = _curve_panels(scalars, tags, run)
 
     ncols = 1 if len(panels) == 1 else 2

@@ -3,6 +3,8 @@
 - :func:`read_scalars`: every scalar series of a run's ``events.out.tfevents.*`` file(s).
 - :func:`steps_per_iteration_from_params`: env steps per learning iteration, from ``params/*.yaml``.
 - :func:`term_count_scale`: what turns a logged ``Episode_Reward/<term>`` into events per episode.
+- :func:`course_scalars`: the ``Episode_Course/*`` series (course statistics per episode), derived
+  from the pass-counting reward term for runs logged before those existed.
 
 tensorboard and yaml are imported inside the functions that need them.
 """
@@ -14,9 +16,16 @@ import pathlib
 
 import numpy as np
 
-__all__ = ["read_scalars", "steps_per_iteration_from_params", "term_count_scale", "PathLike"]
+__all__ = ["read_scalars", "steps_per_iteration_from_params", "term_count_scale", "course_scalars",
+           "COURSE_PREFIX", "PASS_TERMS", "PathLike"]
 
 PathLike = str | pathlib.Path
+
+#: the tag prefix of the course statistics track_gen_isaac logs per episode (``Episode_Course/checkpoints``,
+#: ``Episode_Course/laps``, ``Episode_Course/progress_m``: means over the envs that reset)
+COURSE_PREFIX = "Episode_Course/"
+#: reward terms that counted passes in runs logged before ``Episode_Course/*`` (the drone tasks' names)
+PASS_TERMS = ("gate", "checkpoint")
 
 
 def read_scalars(run_dir: PathLike) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -40,7 +49,8 @@ def read_scalars(run_dir: PathLike) -> dict[str, tuple[np.ndarray, np.ndarray]]:
       others as ``Episode/<key>``. Isaac Lab's managers fill them: ``Episode_Reward/<term>`` (a
       term's summed reward per episode divided by ``episode_length_s``), ``Episode_Termination/<term>``
       (fraction of envs whose last episode ended by that term), ``Curriculum/<term>[/<key>]``,
-      ``Metrics/<command>/<metric>``.
+      ``Metrics/<command>/<metric>``; track_gen_isaac's course terms add ``Episode_Course/*``
+      (:func:`course_scalars`).
 
     Returns:
         ``{tag: (steps int64 [K], values float64 [K])}`` in the order written.
@@ -127,3 +137,24 @@ def term_count_scale(run_dir: PathLike, term: str) -> float | None:
     except (OSError, KeyError, TypeError, ValueError, ZeroDivisionError, yaml.YAMLError):
         return None
     return scale if math.isfinite(scale) and scale > 0 else None
+
+
+def course_scalars(run_dir: PathLike, scalars: dict | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The run's ``Episode_Course/*`` series: checkpoints (gates) passed, laps and progress [m] per
+    episode, as logged (means over each iteration's resets).
+
+    A run logged before those existed gets ``Episode_Course/checkpoints`` derived from its
+    pass-counting reward term (``Episode_Reward/gate`` or ``/checkpoint``, the first present) times
+    :func:`term_count_scale`; nothing when neither is there or the scale is unknown.
+    ``scalars``: the run's :func:`read_scalars` (read when None).
+    """
+    scalars = read_scalars(run_dir) if scalars is None else scalars
+    out = {tag: series for tag, series in scalars.items() if tag.startswith(COURSE_PREFIX)}
+    if out:
+        return out
+    for term in PASS_TERMS:
+        series = scalars.get(f"Episode_Reward/{term}")
+        scale = term_count_scale(run_dir, term) if series is not None else None
+        if scale is not None:
+            return {f"{COURSE_PREFIX}checkpoints": (series[0], series[1] * scale)}
+    return {}

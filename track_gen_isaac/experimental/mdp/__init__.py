@@ -16,6 +16,7 @@ from track_gen_isaac.experimental.mdp.observations import (
     next_checkpoints,
     next_gates,
     track_frame,
+    track_frame_velocity,
 )
 from track_gen_isaac.experimental.mdp.rewards import (
     checkpoint_passed,
@@ -23,6 +24,7 @@ from track_gen_isaac.experimental.mdp.rewards import (
     lap_completed,
     off_track_penalty,
     progress_delta,
+    progress_rate,
     wrong_way_penalty,
 )
 from track_gen_isaac.experimental.mdp.terminations import (
@@ -46,8 +48,8 @@ __all__ = [
     "QuadrotorAction", "quad_state", "body_rate_l2", "altitude_out_of_range",
     "course_schedule",
     "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint",
-    "next_checkpoints", "next_gates", "track_frame", "lookahead_points", "lap_progress",
-    "progress_delta", "checkpoint_passed", "lap_completed", "collision_penalty", "off_track_penalty",
+    "next_checkpoints", "next_gates", "track_frame", "track_frame_velocity", "lookahead_points", "lap_progress",
+    "progress_delta", "progress_rate", "checkpoint_passed", "lap_completed", "collision_penalty", "off_track_penalty",
     "wrong_way_penalty",
     "collided", "off_track", "laps_done", "gate_missed", "invalid_course",
 ]

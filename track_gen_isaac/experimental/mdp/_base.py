@@ -40,3 +40,12 @@ class ReaderTerm(WarpCourseTerm):
 
     def read(self):
         return self.ec.step_as(self.cfg)
+
+    def reset(self, env_ids=None, env_mask=None):
+        """The course's stats term (its first reward term, else its first reader) reduces the
+        ``Episode_Course/*`` means over ``env_mask`` here, in the recorded reset stage, and a reward
+        term returns their persistent views, which the warp reward manager merges into its log
+        (:meth:`~track_gen_isaac.env_course.EnvCourse.log_episodes_as`)."""
+        if env_mask is None:
+            return None
+        return self.ec.log_episodes_as(self.cfg, env_mask)

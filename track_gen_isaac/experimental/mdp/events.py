@@ -57,21 +57,21 @@ class place_at_course_start(_place, stable.place_at_course_start):
     __doc__ = stable.place_at_course_start.__doc__
 
     def __call__(self, env, env_mask, course_name: str = "course", jitter: tuple = (0.0, 0.0, 0.0),
-                 z_offset: float = 0.0):
+                 z_offset: float | None = None):
         if not self._order_checked:
             self._check_order(env)
         self._env_mask = env_mask
         self.ec.start_poses(self.ec.mask_from(env_mask), jitter)
-        self._place(env, z_offset)
+        self._place(env, self.z_of(z_offset))
 
 
 class place_at_checkpoint(_place, stable.place_at_checkpoint):
     __doc__ = stable.place_at_checkpoint.__doc__
 
     def __call__(self, env, env_mask, course_name: str = "course", jitter: tuple = (0.0, 0.0, 0.0),
-                 z_offset: float = 0.0):
+                 z_offset: float | None = None):
         if not self._order_checked:
             self._check_order(env)
         self._env_mask = env_mask
         self.ec.checkpoint_poses(self.ec.mask_from(env_mask), jitter)
-        self._place(env, z_offset)
+        self._place(env, self.z_of(z_offset))

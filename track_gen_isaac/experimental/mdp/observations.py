@@ -7,7 +7,8 @@ import types
 from track_gen_isaac.experimental.mdp._base import ReaderTerm
 from track_gen_isaac.mdp import observations as stable
 
-__all__ = ["next_checkpoints", "next_gates", "track_frame", "lookahead_points", "lap_progress"]
+__all__ = ["next_checkpoints", "next_gates", "track_frame", "track_frame_velocity", "lookahead_points",
+           "lap_progress"]
 
 
 class _ObsTerm(ReaderTerm):
@@ -39,6 +40,13 @@ class track_frame(_ObsTerm, stable.track_frame):
 
     def __call__(self, env, out, course_name: str = "course", vertical: bool = False):
         self.launch(out, vertical=vertical)
+
+
+class track_frame_velocity(_ObsTerm, stable.track_frame_velocity):
+    __doc__ = stable.track_frame_velocity.__doc__
+
+    def __call__(self, env, out, course_name: str = "course"):
+        self.launch(out)
 
 
 class lookahead_points(_ObsTerm, stable.lookahead_points):

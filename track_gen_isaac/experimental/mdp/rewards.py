@@ -6,12 +6,19 @@ from __future__ import annotations
 from track_gen_isaac.experimental.mdp._base import ReaderTerm
 from track_gen_isaac.mdp import rewards as stable
 
-__all__ = ["progress_delta", "checkpoint_passed", "lap_completed", "collision_penalty", "off_track_penalty",
+__all__ = ["progress_delta", "progress_rate", "checkpoint_passed", "lap_completed", "collision_penalty", "off_track_penalty",
            "wrong_way_penalty"]
 
 
 class progress_delta(ReaderTerm, stable.progress_delta):
     __doc__ = stable.progress_delta.__doc__
+
+    def __call__(self, env, out, course_name: str = "course", clip: float | None = None):
+        self.launch(out, clip=clip)
+
+
+class progress_rate(ReaderTerm, stable.progress_rate):
+    __doc__ = stable.progress_rate.__doc__
 
     def __call__(self, env, out, course_name: str = "course", clip: float | None = None):
         self.launch(out, clip=clip)
