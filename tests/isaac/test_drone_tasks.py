@@ -125,11 +125,31 @@ def test_play_variants_start_every_episode_at_the_course_start(task):
     base = env.unwrapped
     ec = get_course(base)
     pos = (base.scene["robot"].data.root_pos_w.torch - base.scene.env_origins).numpy()
-    np.testing.assert_allclose(pos, ec.course.result.start_pos.numpy(), atol=1e-5)
+    start = ec.course.result.start_pos.numpy().copy()
+    if ec.mode == "track":  # z_offset defaults to CourseCfg.half_height on a track course
+        start[:, 2] += ec.cfg.half_height
+    np.testing.assert_allclose(pos, start, atol=1e-5)
     for _ in range(3):  # and it steps (hovering: a zero action)
         obs, rew, *_ = env.step(torch.zeros(4, 4))
     assert np.isfinite(obs["policy"].numpy()).all() and np.isfinite(np.asarray(rew)).all()
     env.close()
+
+
+def test_progress_line_reads_the_course_statistics():
+    """One line per rsl_rl iteration block; passes, laps and progress come from Episode_Course/*."""
+    from track_gen_isaac.main_job import _passes_of, _progress
+
+    block = ["\x1b[1m Learning iteration 4/10 \x1b[0m", "  Mean reward: 12.50", "  Mean episode length: 311.00",
+             "  Episode_Reward/gate: 1.3333", "  Episode_Course/checkpoints: 3.2500", "  Episode_Course/laps: 0.1250",
+             "  Episode_Course/progress_m: 27.4321", "  Steps per second: 2048", "  ETA: 0:01:02"]
+    state: dict = {}
+    lines = [msg for ln in block if (msg := _progress(ln, state, _passes_of("TrackGen-Drone-Gates-v0")))]
+    assert lines == ["iter 5/10 | reward 12.50 | episode 311.00 steps | gates/episode 3.2 | laps/episode 0.12 | "
+                     "progress 27.4 m | 2048 steps/s | ETA 0:01:02"]
+    # no course statistics logged (no episode ended yet): dashes; a track task counts checkpoints
+    lines = [msg for ln in block if "Episode_" not in ln
+             and (msg := _progress(ln, state, _passes_of("TrackGen-Drone-Track-v0")))]
+    assert lines and "checkpoints/episode - | laps/episode - | progress - m" in lines[0]
 
 
 def test_main_job_trains_plays_and_reports(tmp_path):
@@ -141,7 +161,8 @@ def test_main_job_trains_plays_and_reports(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[train] iter ")]
     assert [ln.split()[2] for ln in lines] == ["1/2", "2/2"], proc.stdout[-2000:]  # one line per iteration
-    assert all(re.search(r"gates/episode (-|\d+\.\d) \|", ln) for ln in lines), lines
+    assert all(re.search(r"gates/episode (-|\d+\.\d) \| laps/episode (-|\d+\.\d\d) \| progress (-|-?\d+\.\d) m",
+                         ln) for ln in lines), lines
     runs = list((tmp_path / "logs" / "rsl_rl" / "trackgen_drone_gates").iterdir())
     assert len(runs) == 1
     run = runs[0]
