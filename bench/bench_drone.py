@@ -37,7 +37,7 @@ if str(ROOT) not in sys.path:
 import warp as wp  # noqa: E402
 
 wp.config.log_level = wp.LOG_WARNING
-wp.config.quiet = True
+wp.config.log_level = wp.LOG_WARNING
 
 from bench.bench_generate import load_avg, machine_info  # noqa: E402
 

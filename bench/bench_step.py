@@ -556,7 +556,7 @@ def main(argv=None) -> int:
     if hasattr(wp, "LOG_WARNING"):
         wp.config.log_level = wp.LOG_WARNING
     else:
-        wp.config.quiet = True
+        wp.config.log_level = wp.LOG_WARNING
     wp.init()
     import torch
 
