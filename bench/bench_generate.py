@@ -22,6 +22,13 @@ root::
     PYTHONPATH=. python bench/bench_generate.py            # E = 256, 4096, 16384 (a few minutes)
     PYTHONPATH=. python bench/bench_generate.py --quick    # smoke run (E = 256, short timings)
     PYTHONPATH=. python bench/bench_generate.py --envs 4096 --max-attempts 1   # draw cost alone
+    PYTHONPATH=. python bench/bench_generate.py --envs 4096 --difficulty 0 1   # harder courses (issue 14)
+
+``--difficulty D...`` runs each family at each difficulty (gate courses then carry up to
+``--obstacles`` pole obstacles, 4 by default) and adds the shape statistics of the last full
+regeneration: for gates the share with a self-crossing path, an elevation range >= 3 m, a split-S
+pair and obstacles; for tracks the share of hairpin tracks. Targets: gates >= 1000x CarRacing at
+difficulty 0 and >= 300x at difficulty 1, tracks >= 200x.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ import numpy as np  # noqa: E402
 import warp as wp  # noqa: E402
 
 TARGETS = {"track": 200.0, "gates": 1000.0}  # x CarRacing tracks/s
+HARD_GATE_TARGET = 300.0  # x CarRacing for gate courses at difficulty 1
 MASK_TARGET = 5.0  # % of a full regeneration
 GATE_WIDTH = 1.0
 SEEDS = {"track": 42, "gates": 1}
@@ -124,7 +132,9 @@ def build(family: str, num_envs: int, overrides: dict):
     import track_gen as tg
     from track_gen.pipeline import presets
 
+    overrides = dict(overrides)
     if family == "track":
+        overrides.pop("max_obstacles", None)
         return tg.TrackGenerator(presets.track(num_envs, "cpu", **overrides), seeds=SEEDS[family])
     return tg.GateGenerator(presets.gates(num_envs, "cpu", gate_width=GATE_WIDTH, **overrides), seeds=SEEDS[family])
 
@@ -160,9 +170,47 @@ def bench_ours(family: str, num_envs: int, args, overrides: dict) -> dict:
     r["mask_pct_eager"] = 100.0 * r["mask_eager_s"] / r["full_eager_s"]
     r["mask_pct_graph"] = 100.0 * r["mask_graph_s"] / r["full_graph_s"]
     r["us_per_draw"] = 1e6 * r["full_eager_s"] / (num_envs * r["draws_per_env"])
-    r["validator_agreement"] = cross_check(family, g, overrides)
+    r["validator_agreement"] = cross_check(family, g, overrides) if not overrides.get("difficulty") else "n/a"
+    r["difficulty"] = float(overrides.get("difficulty", 0.0))
+    r["shapes"] = shape_stats(family, g)
     del g
     return r
+
+
+def shape_stats(family: str, g) -> str:
+    """Shares of the harder shapes in the last full regeneration (the issue-14 metrics)."""
+    r = g.result
+    v = r.valid.numpy() == 1
+    if family == "track":
+        return f"hairpin {np.mean((r.shape.numpy() == 2) & v):.1%}"
+    pos, yaw, cnt = r.pos.numpy().astype(np.float64), r.yaw.numpy().astype(np.float64), r.count.numpy()
+    closed = r.closed
+
+    def crossing(e):
+        q = pos[e, : cnt[e], :2]
+        n = len(q)
+        legs = n if closed else n - 1
+        for i in range(legs):
+            for j in range(i + 2, legs):
+                if (j + 1) % n == i:
+                    continue
+                a0, a1, b0, b1 = q[i], q[(i + 1) % n], q[j], q[(j + 1) % n]
+                da, db, w = a1 - a0, b1 - b0, b0 - a0
+                den = da[0] * db[1] - da[1] * db[0]
+                if den != 0.0:
+                    t = (w[0] * db[1] - w[1] * db[0]) / den
+                    u = (w[0] * da[1] - w[1] * da[0]) / den
+                    if 0.0 < t < 1.0 and 0.0 < u < 1.0:
+                        return True
+        return False
+
+    E = len(v)
+    cross = np.mean([v[e] and crossing(e) for e in range(E)])
+    z = [pos[e, : cnt[e], 2] for e in range(E)]
+    elev = np.mean([v[e] and (z[e].max() - z[e].min()) >= 3.0 for e in range(E)])
+    split = np.mean((r.stacked.numpy().any(axis=1)) & v)
+    obst = np.mean((r.obstacle_count.numpy() > 0) & v)
+    return f"cross {cross:.1%}, elev>=3m {elev:.1%}, split-S {split:.1%}, obstacles {obst:.1%}"
 
 
 def cross_check(family: str, g, overrides: dict, limit: int = 256) -> str:
@@ -280,23 +328,24 @@ def report(info: dict, ours: list[dict], numpy_r: dict, car: dict | None, args) 
         add(f"numpy baseline ({fam}): {r['us_per_course']:.0f} us/course = {fmt_rate(r['rate'])} courses/s "
             f"(on {r['envs']} envs; valid {r['valid']:.3f}, {r['draws_per_env']:.2f} draws/env)")
     add("")
-    add("| family | E | full eager [ms] | full graph [ms] | courses/s eager | courses/s graph | 1% envs "
+    add("| family | difficulty | E | full eager [ms] | full graph [ms] | courses/s eager | courses/s graph | 1% envs "
         "| 1% eager [ms] (% of full) | 1% graph [ms] (% of full) | x CarRacing | x CR reset() | x numpy | valid "
-        "| draws/env | us/draw |")
-    add("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        "| draws/env | us/draw | shapes (of all courses) |")
+    add("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in ours:
         xcar = f"{r['rate_graph'] / car['tracks_per_s']:,.0f}x" if car else "n/a"
         xres = f"{r['rate_graph'] / car['resets_per_s']:,.0f}x" if car and "resets_per_s" in car else "n/a"
         npr = numpy_r.get(r["family"])
         xnp = f"{r['rate_graph'] / npr['rate']:.1f}x" if npr else "n/a"
-        add(f"| {r['family']} | {r['envs']} | {fmt_ms(r['full_eager_s'])} | {fmt_ms(r['full_graph_s'])} "
+        add(f"| {r['family']} | {r['difficulty']:g} | {r['envs']} | {fmt_ms(r['full_eager_s'])} "
+            f"| {fmt_ms(r['full_graph_s'])} "
             f"| {fmt_rate(r['rate_eager'])} | {fmt_rate(r['rate_graph'])} | {r['mask_envs']} "
             f"| {fmt_ms(r['mask_eager_s'])} ({r['mask_pct_eager']:.1f}%) "
             f"| {fmt_ms(r['mask_graph_s'])} ({r['mask_pct_graph']:.1f}%) | {xcar} | {xres} | {xnp} | {r['valid']:.3f} "
-            f"| {r['draws_per_env']:.2f} | {r['us_per_draw']:.1f} |")
+            f"| {r['draws_per_env']:.2f} | {r['us_per_draw']:.1f} | {r['shapes']} |")
     add("")
-    add("Targets (reported, not asserted): tracks >= 200x CarRacing, gate courses >= 1000x CarRacing, "
-        "1% mask <= 5% of a full regeneration")
+    add("Targets (reported, not asserted): tracks >= 200x CarRacing, gate courses >= 1000x CarRacing at "
+        "difficulty 0 and >= 300x at difficulty 1, 1% mask <= 5% of a full regeneration")
 
     def verdict(ok):
         return "met" if ok else "MISSED"
@@ -305,6 +354,8 @@ def report(info: dict, ours: list[dict], numpy_r: dict, car: dict | None, args) 
         parts = []
         if car:
             t = TARGETS[r["family"]]
+            if r["family"] == "gates" and r["difficulty"] > 0.0:
+                t = HARD_GATE_TARGET
             x = r["rate_graph"] / car["tracks_per_s"]
             xe = r["rate_eager"] / car["tracks_per_s"]
             line = f"{x:,.0f}x CarRacing (eager {xe:,.0f}x) vs {t:.0f}x: {verdict(x >= t)}"
@@ -315,7 +366,7 @@ def report(info: dict, ours: list[dict], numpy_r: dict, car: dict | None, args) 
         pe, pg = r["mask_pct_eager"], r["mask_pct_graph"]
         parts.append(f"1% mask vs {MASK_TARGET:.0f}%: graph {pg:.1f}% {verdict(pg <= MASK_TARGET)}, "
                      f"eager {pe:.1f}% {verdict(pe <= MASK_TARGET)}")
-        add(f"- {r['family']} E={r['envs']}: " + "; ".join(parts)
+        add(f"- {r['family']} d={r['difficulty']:g} E={r['envs']}: " + "; ".join(parts)
             + f" (numpy validator agrees with ours on {r['validator_agreement']} courses)")
     return "\n".join(lines)
 
@@ -336,6 +387,10 @@ def main(argv=None) -> int:
     ap.add_argument("--carracing-resets", type=int, default=None,
                     help="CarRacing full reset() calls timed for reference (default 20; 0 skips)")
     ap.add_argument("--no-carracing", action="store_true", help="skip the CarRacing baseline")
+    ap.add_argument("--difficulty", type=float, nargs="+", default=None,
+                    help="difficulty levels to run (default: the default configs only)")
+    ap.add_argument("--obstacles", type=int, default=4,
+                    help="pole capacity of gate courses when --difficulty is given (default 4; 0: none)")
     ap.add_argument("--json", type=Path, default=None, help="also write the raw results here")
     args = ap.parse_args(argv)
     quick = args.quick
@@ -366,10 +421,17 @@ def main(argv=None) -> int:
         print(f"numpy baseline ({fam}) ...", flush=True)
         numpy_r[fam] = bench_numpy(fam, args, overrides)
     ours = []
+    levels = [None] if args.difficulty is None else args.difficulty
     for num_envs in args.envs:
-        for fam in args.families:
-            print(f"track_gen {fam} E={num_envs} ...", flush=True)
-            ours.append(bench_ours(fam, num_envs, args, overrides))
+        for level in levels:
+            for fam in args.families:
+                kw = dict(overrides)
+                if level is not None:
+                    kw["difficulty"] = level
+                    if fam == "gates" and args.obstacles > 0:
+                        kw["max_obstacles"] = args.obstacles
+                print(f"track_gen {fam} E={num_envs} difficulty={level or 0:g} ...", flush=True)
+                ours.append(bench_ours(fam, num_envs, args, kw))
     info["load_end"] = load_avg()
     info["wall_s"] = time.perf_counter() - t_start
     text = report(info, ours, numpy_r, car, args)

@@ -236,7 +236,7 @@ def documented_defaults(text: str) -> dict[str, tuple[str, bool]]:
     A row is ``* - field`` / ``- ``stage.param``` / ``- default`` / ``- meaning``.
     """
     rows = re.findall(
-        r"^\s*\* - (?P<field>.+)\n\s+- ``(?P<param>[a-z_]+\.[a-z_]+)``\s*\n\s+- (?P<default>\S+)\s*\n"
+        r"^\s*\* - (?P<field>.+)\n\s+- ``(?P<param>[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)``\s*\n\s+- (?P<default>\S+)\s*\n"
         r"\s+- (?P<meaning>.+(?:\n\s{7,}[^*\s-].*)*)",
         text, flags=re.M,
     )

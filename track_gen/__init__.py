@@ -18,12 +18,12 @@ from track_gen.exec import ExecContext
 from track_gen.generators.gates import GateGenConfig, GateGenerator, GateResult, GateStatus
 from track_gen.generators.track import TrackGenConfig, TrackGenerator, TrackResult, TrackStatus
 from track_gen.rng import PerEnvSeededRNG, SeedState
-from track_gen import tools
+from track_gen import layouts, tools
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "tools", "CapacityWarning", "CaptureError", "ExecContext", "GateGenConfig", "GateGenerator", "GateResult", "GateStatus",
+    "layouts", "tools", "CapacityWarning", "CaptureError", "ExecContext", "GateGenConfig", "GateGenerator", "GateResult", "GateStatus",
     "NotCapturableError", "PerEnvSeededRNG", "RebindAfterCaptureWarning", "ResolutionWarning", "SeedState",
     "TrackGenConfig", "TrackGenError", "TrackGenWarning", "TrackGenerator", "TrackResult", "TrackStatus",
 ]

@@ -34,7 +34,14 @@ when closed):
 * BOUNDS   ``max(|x|, |y|) + gate_width / 2 + thickness <= size / 2``.
 * GROUND   ``z - (h / 2 + thickness) >= 0`` with ``h = gate_height``, or ``gate_width`` when 0.
 * OPENING  ``gate_width <= 0``: a gate with no opening can never be passed.
-* PADDING  rows ``>= count`` of ``pos`` and ``yaw`` are not all zero.
+* STACK    (split-S legs, flagged in ``stacked``; they skip TURN and CLIMB) the two gates lie within
+  0.1 m of each other in plan view, their headings are opposite within 0.05 rad, and their
+  heights differ by at least the outer frame height ``h + 2 thickness``.
+* CLIMB    every other leg's ``atan2(|d_z|, |d_xy|)`` is at most ``max_climb`` (when given).
+* CROSSING two legs sharing no gate whose plan segments properly cross (a non-zero cross
+  product, both parameters in [0, 1]; shaded by ``tol`` like every bound) have heights there
+  (linear along each leg) at least ``crossing_clearance`` apart.
+* PADDING  rows ``>= count`` of ``pos`` and ``yaw`` (and legs past the last of ``stacked``) are not all zero.
 * COUNT    ``count`` outside ``[2, capacity]``.
 * NONFINITE  a NaN or inf in the used rows.
 
@@ -244,6 +251,30 @@ def track_violations(
 
 # ---------------------------------------------------------------------------------------------
 # gate courses
+def _crossing(q, k, k1, clearance, tol) -> bool:
+    """Some two legs (``q[k] -> q[k1]``) sharing no gate cross in plan view closer in height than
+    ``clearance`` (module docstring; the parameter range shrinks by ``tol`` when lenient)."""
+    n = len(k)
+    a0, a1 = q[k], q[k1]
+    for i in range(n):
+        for j in range(i + 2, n):
+            if k1[j] == k[i]:
+                continue
+            da, db = a1[i, :2] - a0[i, :2], a1[j, :2] - a0[j, :2]
+            den = da[0] * db[1] - da[1] * db[0]
+            if den == 0.0:
+                continue
+            w = a0[j, :2] - a0[i, :2]
+            t = (w[0] * db[1] - w[1] * db[0]) / den
+            u = (w[0] * da[1] - w[1] * da[0]) / den
+            if tol <= t <= 1.0 - tol and tol <= u <= 1.0 - tol:
+                za = a0[i, 2] + (a1[i, 2] - a0[i, 2]) * t
+                zb = a0[j, 2] + (a1[j, 2] - a0[j, 2]) * u
+                if _ge(abs(za - zb), clearance, tol):
+                    return True
+    return False
+
+
 def gate_normals(yaw):
     """Unit gate normals ``(cos yaw, sin yaw, 0)`` in float64, shape ``yaw.shape + (3,)``."""
     y = np.asarray(yaw, np.float64)
@@ -263,6 +294,9 @@ def gate_violations(
     gate_width,
     gate_height,
     thickness,
+    stacked=None,
+    max_climb=None,
+    crossing_clearance=1.5,
     tol=1e-4,
 ) -> set[str]:
     """Names of the constraints one gate course violates (empty set: valid).
@@ -290,10 +324,24 @@ def gate_violations(
     dist = np.linalg.norm(d, axis=1)
     if _ge(dist, min_spacing, tol) or _le(dist, max_spacing, tol):
         out.add("SPACING")
+    flags = np.zeros(pos_all.shape[0], bool) if stacked is None else np.asarray(stacked).reshape(-1) != 0
+    if np.any(flags[len(k):]):
+        out.add("PADDING")
+    st = flags[: len(k)]
+    free = ~st
     heading = np.arctan2(d[:, 1], d[:, 0])
     turn = np.maximum(np.abs(wrap_angle(heading - y[k])), np.abs(wrap_angle(heading - y[k1])))
-    if _le(turn, max_turn, tol):
+    if _le(turn[free], max_turn, tol):
         out.add("TURN")
+    plan = np.hypot(d[:, 0], d[:, 1])
+    if max_climb is not None and _le(np.arctan2(np.abs(d[free, 2]), plan[free]), max_climb, tol):
+        out.add("CLIMB")
+    h_open = float(gate_height) if gate_height > 0.0 else float(gate_width)
+    if np.any(st) and (_le(plan[st], 0.1, tol) or _le(np.abs(wrap_angle(y[k1[st]] - y[k[st]] - np.pi)), 0.05, tol)
+                       or _ge(np.abs(d[st, 2]), h_open + 2.0 * float(thickness), tol)):
+        out.add("STACK")
+    if _crossing(q, k, k1, float(crossing_clearance), tol):
+        out.add("CROSSING")
     sep = max(float(min_spacing), float(gate_width) + 2.0 * float(thickness))
     ii, jj = np.triu_indices(count, k=1)
     if _ge(np.linalg.norm(q[jj] - q[ii], axis=1), sep, tol):

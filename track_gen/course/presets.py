@@ -169,11 +169,23 @@ def track_parts(source, *, checkpoint_spacing, collision=None, max_checkpoints=N
     return _build(source, "track", seeds, stream), comps
 
 
+def _has_obstacles(source: Any) -> bool:
+    """Whether a gates source places pole obstacles (an ``obstacles`` stage, or result arrays of them)."""
+    if isinstance(source, GateGenConfig):
+        return source.max_obstacles > 0
+    if isinstance(source, PipelineSpec):
+        return any(s.name == "obstacles" for s in source.stages)
+    pos = getattr(getattr(source, "result", None), "obstacle_pos", None)
+    return pos is not None and len(pos.shape) == 2 and pos.shape[1] > 0
+
+
 def gates_parts(source, *, collision=None, samples_per_gate=8, localize_window=None, extra=(), seeds=None,
                 stream=None):
     """Check, then build the generator and the components of a gate course.
 
-    The width guard is added by :func:`finish_preset`, once the course is built."""
+    With pole obstacles (an ``obstacles`` stage) an :class:`~track_gen.tools.ObstacleCollision`
+    named ``"obstacles"`` is added (its box half height: the collision component's, else 0),
+    unless ``extra`` holds one. The width guard is added by :func:`finish_preset`, once the course is built."""
     if isinstance(collision, bool) or isinstance(collision, str):
         raise ValueError(f"Course.gates: collision must be None, a post radius > 0 or a component, got {collision!r}")
     radius = None
@@ -190,6 +202,8 @@ def gates_parts(source, *, collision=None, samples_per_gate=8, localize_window=N
     elif collision is not None:
         comps.append(_slot_component(collision, "gates"))
     comps.append(tools.Localizer(warm_window=window, source="centerline"))
+    if _has_obstacles(source) and not any(isinstance(c, tools.ObstacleCollision) for c in extra):
+        comps.append(tools.ObstacleCollision(getattr(collision, "half_height", 0.0)))
     comps += extra
     check_components(comps)
     _check_family(source, "gates")

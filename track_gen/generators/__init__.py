@@ -9,6 +9,7 @@ this package registers them there: the built-in stage kinds (``track.*``, ``gate
 from __future__ import annotations
 
 from track_gen.generators.gates import GateGenerator, register_gate_stages
+from track_gen.generators.layout_source import register_layout_stages
 from track_gen.generators.track import TrackGenerator, register_track_stages
 from track_gen.pipeline.program import register_family
 from track_gen.pipeline.registry import add_builtin_stages
@@ -20,6 +21,7 @@ def register_builtins(registry) -> None:
     """Register the built-in stage kinds (``track.*``, ``gates.*``) in ``registry``."""
     register_track_stages(registry)
     register_gate_stages(registry)
+    register_layout_stages(registry)
 
 
 add_builtin_stages(register_builtins)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import warp as wp
 
+from track_gen.generators import gate_shapes as S
 from track_gen.generators.curve import closed_length_and_tight, span_coeffs, span_point
 from track_gen.generators.status import GateStatus
-from track_gen.math import TWO_PI, wrap_angle
+from track_gen.math import PI, TWO_PI, wrap_angle
 from track_gen.rng import stream_state
 
 # Failure bits of ``gates.status``: the GateStatus flags (defined once, in status.py)
@@ -17,6 +18,10 @@ BOUNDS = wp.constant(int(GateStatus.BOUNDS))
 GROUND = wp.constant(int(GateStatus.GROUND))
 OPENING = wp.constant(int(GateStatus.OPENING))
 NONFINITE = wp.constant(int(GateStatus.NONFINITE))
+CROSSING = wp.constant(int(GateStatus.CROSSING))
+CLIMB = wp.constant(int(GateStatus.CLIMB))
+STACK = wp.constant(int(GateStatus.STACK))
+OBSTACLE = wp.constant(int(GateStatus.OBSTACLE))
 # A sprint runs along this fraction of a loop: an open course whose ends stay apart.
 SPRINT_FRACTION = wp.constant(0.8)
 
@@ -40,11 +45,19 @@ def gates_status(
     max_turn: float,
     outer_half: float,
     bottom: float,
+    stacked: wp.array2d(dtype=wp.int32),
+    max_climb: float,
+    crossing_clearance: float,
 ) -> int:
     """Failure bits of env ``e``'s gates (0: valid). Same definitions as the tests' numpy checker:
     consecutive gate distances in [min_spacing, max_spacing] (the closing leg too when closed);
     every pair at least max(min_spacing, 2 * outer_half) apart; each leg leaves its gate and enters
     the next within max_turn of their headings; frames inside the square and above the ground.
+    Legs flagged in ``stacked`` (split-S) skip the turn and climb tests and instead need their
+    gates at the same xy (within STACK_XY), opposite headings (within STACK_YAW) and frames clear
+    of each other vertically (|dz| >= 2 * bottom, the outer frame height) (STACK); every other leg
+    climbs at most ``max_climb`` (CLIMB); two legs that are not neighbours and cross in plan view
+    are at least ``crossing_clearance`` apart in height where they cross (CROSSING).
     A NaN or inf pose, yaw or frame size gives NONFINITE alone; every other test is written so
     that a NaN fails it."""
     if not (wp.isfinite(outer_half) and wp.isfinite(bottom)):
@@ -66,8 +79,17 @@ def gates_status(
         dist = wp.length(d)
         if not (dist >= min_spacing and dist <= max_spacing):
             status = status | SPACING
+        plan = wp.sqrt(d[0] * d[0] + d[1] * d[1])
+        if stacked[e, k] != 0:
+            if not (plan <= S.STACK_XY and wp.abs(wrap_angle(yaw[e, k1] - yaw[e, k] - PI)) <= S.STACK_YAW
+                    and wp.abs(d[2]) >= 2.0 * bottom):
+                status = status | STACK
+            continue
         if not (leg_angle(yaw[e, k], d) <= max_turn and leg_angle(yaw[e, k1], d) <= max_turn):
             status = status | TURN
+        if max_climb < 1.5707963 and not (wp.atan2(wp.abs(d[2]), plan) <= max_climb):
+            status = status | CLIMB  # (atan2 <= pi/2 always: no test needed at 90 degrees or more)
+    status = status | crossing_status(pos, e, count, legs, crossing_clearance)
     sep = wp.max(min_spacing, 2.0 * outer_half)
     for k in range(count):
         p = pos[e, k]
@@ -79,6 +101,45 @@ def gates_status(
             if not (wp.length(pos[e, m] - p) >= sep):
                 status = status | CROWDED
     return status
+
+
+@wp.func
+def crossing_status(pos: wp.array2d(dtype=wp.vec3f), e: int, count: int, legs: int, clearance: float) -> int:
+    """CROSSING when two legs that share no gate cross in plan view (a proper intersection of
+    the plan segments: a non-zero cross product, both parameters in [0, 1]) with heights there
+    (linear along each leg) less than ``clearance`` apart."""
+    for i in range(legs):
+        a0 = pos[e, i]
+        a1 = pos[e, (i + 1) % count]
+        dax = a1[0] - a0[0]
+        day = a1[1] - a0[1]
+        for j in range(i + 2, legs):
+            if (j + 1) % count == i:
+                continue  # the closing leg shares gate 0 with leg 0
+            b0 = pos[e, j]
+            b1 = pos[e, (j + 1) % count]
+            dbx = b1[0] - b0[0]
+            dby = b1[1] - b0[1]
+            den = dax * dby - day * dbx
+            if den == 0.0:
+                continue
+            wx = b0[0] - a0[0]
+            wy = b0[1] - a0[1]
+            tn = wx * dby - wy * dbx
+            un = wx * day - wy * dax
+            if den < 0.0:
+                den = -den
+                tn = -tn
+                un = -un
+            # t = tn / den and u = un / den in [0, 1], tested without dividing first
+            if tn >= 0.0 and tn <= den and un >= 0.0 and un <= den:
+                t = tn / den
+                u = un / den
+                za = a0[2] + (a1[2] - a0[2]) * t
+                zb = b0[2] + (b1[2] - b0[2]) * u
+                if not (wp.abs(za - zb) >= clearance):
+                    return CROSSING
+    return 0
 
 
 # Warp passes a random state to a wp.func by value: the draws below return the advanced state,
@@ -128,12 +189,17 @@ def place_gates(
     height_min: float,
     height_max: float,
     yaw_jitter: float,
+    lam: float,
+    inv_loop: float,
+    phase: float,
     pos: wp.array2d(dtype=wp.vec3f),
     yaw: wp.array2d(dtype=wp.float32),
 ) -> wp.uint32:
     """Gates 0..count-1 of env ``e`` at arc lengths ``step * (g + offset + jitter)`` along the
     spline, walking its dense polyline once (the band track's resampling walks the same way):
-    a random height each, the heading of the curve plus jitter. Returns the advanced random state."""
+    a height each (:func:`gate_shapes.height_of`: uniform when ``lam`` is 0, else blended with a
+    cosine profile over the loop fraction ``target * inv_loop``), the heading of the curve plus
+    jitter. Returns the advanced random state."""
     per_span = dense / num_ctrl
     inv = 1.0 / float(per_span)
     k = int(0)
@@ -162,7 +228,7 @@ def place_gates(
             f = wp.clamp((target - acc) / seg, 0.0, 1.0)
         p = pa + (pb - pa) * f
         d = pb - pa
-        height = height_min + (height_max - height_min) * wp.randf(st)
+        height = height_min + (height_max - height_min) * S.height_of(wp.randf(st), lam, target * inv_loop, phase)
         pos[e, g] = wp.vec3f(p[0], p[1], height)
         yaw[e, g] = wrap_angle(wp.atan2(d[1], d[0]) + yaw_jitter * (2.0 * wp.randf(st) - 1.0))
     return st
@@ -185,6 +251,19 @@ def layout_kernel(
     height_max: wp.array(dtype=wp.float32),
     yaw_jitter: wp.array(dtype=wp.float32),
     max_turn: wp.array(dtype=wp.float32),
+    max_climb: wp.array(dtype=wp.float32),
+    crossing_clearance: wp.array(dtype=wp.float32),
+    difficulty: wp.array(dtype=wp.float32),
+    difficulty_offset: wp.array(dtype=wp.float32),
+    hard_size: wp.array(dtype=wp.float32),
+    hard_min_spacing: wp.array(dtype=wp.float32),
+    hard_max_spacing: wp.array(dtype=wp.float32),
+    hard_height_max: wp.array(dtype=wp.float32),
+    hard_max_turn: wp.array(dtype=wp.float32),
+    hard_max_climb: wp.array(dtype=wp.float32),
+    figure8_share: wp.array(dtype=wp.float32),
+    hairpin_share: wp.array(dtype=wp.float32),
+    split_s_share: wp.array(dtype=wp.float32),
     gate_width: wp.array(dtype=wp.float32),
     gate_height: wp.array(dtype=wp.float32),
     thickness: wp.array(dtype=wp.float32),
@@ -198,18 +277,33 @@ def layout_kernel(
     ctrl: wp.array2d(dtype=wp.vec2f),
     pos: wp.array2d(dtype=wp.vec3f),
     yaw: wp.array2d(dtype=wp.float32),
+    stacked: wp.array2d(dtype=wp.int32),
     count_out: wp.array(dtype=wp.int32),
     length_out: wp.array(dtype=wp.float32),
     start_pos: wp.array(dtype=wp.vec3f),
     start_yaw: wp.array(dtype=wp.float32),
     attempts_out: wp.array(dtype=wp.int32),
     status_out: wp.array(dtype=wp.int32),
+    shape_out: wp.array(dtype=wp.int32),
+    difficulty_out: wp.array(dtype=wp.float32),
+    arena_out: wp.array(dtype=wp.float32),
     valid: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
     if active[e] == 0:
         return
-    half = size[e] * 0.5
+    # the difficulty of this env (param + per-env offset, clamped to [0, 1]; NaN: NONFINITE below)
+    draw = difficulty[e] + difficulty_offset[e]
+    d = wp.clamp(draw, 0.0, 1.0)
+    if not wp.isfinite(draw):
+        d = 0.0
+    arena = S.lerp(size[e], hard_size[e], d)
+    min_sp = S.lerp(min_spacing[e], hard_min_spacing[e], d)
+    max_sp = S.lerp(max_spacing[e], hard_max_spacing[e], d)
+    h_max = S.lerp(height_max[e], hard_height_max[e], d)
+    turn = S.lerp(max_turn[e], hard_max_turn[e], d)
+    climb = S.lerp(max_climb[e], hard_max_climb[e], d)
+    half = arena * 0.5
     gh = gate_height[e]
     if gh <= 0.0:
         gh = gate_width[e]
@@ -218,6 +312,17 @@ def layout_kernel(
         outer_half = 0.0  # flags OPENING: a gate with no opening can never be passed
     inner = half - wp.max(outer_half, 0.5 * gate_width[e] + thickness[e])
     bottom = 0.5 * gh + thickness[e]
+    shape = S.LOOP
+    lam = float(0.0)
+    h_top = h_max
+    if d > 0.0:
+        # drawn once per generation (its own stream): retries keep the shape
+        sst = stream_state(seeds[e], generation[e], key, S.SHAPE_STREAM)
+        shape = S.draw_shape(wp.randf(sst), d, figure8_share[e], hairpin_share[e], split_s_share[e], 1)
+        lam = d * (0.6 + 0.4 * wp.randf(sst))  # how much of the height is the climb-and-dive profile
+        if shape == S.FIGURE8:
+            lam = 1.0  # the crossings sit at the top and bottom of the height profile
+            h_top = wp.max(h_max, height_min[e] + 1.6 * crossing_clearance[e])
     status = int(0)
     used = int(0)
     count = int(0)
@@ -225,9 +330,15 @@ def layout_kernel(
     for attempt in range(max_attempts):
         used = attempt + 1
         st = stream_state(seeds[e], generation[e], key, attempt)
-        st = draw_controls(ctrl, e, st, num_ctrl, angle_jitter[e], radius_min[e], radius_max[e], inner)
+        if shape == S.LOOP:
+            st = draw_controls(ctrl, e, st, num_ctrl, angle_jitter[e], radius_min[e], radius_max[e], inner)
+        elif shape == S.FIGURE8:
+            st = S.draw_figure8(ctrl, e, st, num_ctrl, angle_jitter[e], inner, closed)
+        else:
+            st = S.draw_thin_loop(ctrl, e, st, num_ctrl, angle_jitter[e], d, inner)
         per_span = dense / num_ctrl
-        total = closed_length_and_tight(ctrl, e, num_ctrl, per_span, 0.0)[0]
+        loop = closed_length_and_tight(ctrl, e, num_ctrl, per_span, 0.0)[0]
+        total = loop
         if closed == 0:
             total = SPRINT_FRACTION * total
         count = min_gates + int(wp.randf(st) * float(max_gates - min_gates + 1))
@@ -238,13 +349,25 @@ def layout_kernel(
             slots = float(count + 1)
             offset = 1.0
         step = total / slots
+        phase = float(0.0)
+        if d > 0.0:
+            phase = TWO_PI * wp.randf(st)
+            if shape == S.FIGURE8:
+                phase = S.figure8_phase(num_ctrl, closed)  # top on one pass of the crossing, bottom on the other
         st = place_gates(ctrl, e, st, num_ctrl, dense, count, step, offset, spacing_jitter[e], height_min[e],
-                         height_max[e], yaw_jitter[e], pos, yaw)
+                         h_top, yaw_jitter[e], lam, 1.0 / wp.max(loop, 1.0e-30), phase, pos, yaw)
+        if shape == S.SPLIT_S or attempt == 0:
+            for g in range(max_gates):
+                stacked[e, g] = 0
         for g in range(count, max_gates):
             pos[e, g] = wp.vec3f(0.0, 0.0, 0.0)
             yaw[e, g] = 0.0
+        if shape == S.SPLIT_S:
+            gap = 1.1 * wp.max(min_sp, 2.0 * bottom) + 0.4 * wp.randf(st)
+            st = S.make_split_s(pos, yaw, stacked, e, st, count, closed, gap, height_min[e], h_max)
         status = gates_status(
-            pos, yaw, e, count, closed, size[e], min_spacing[e], max_spacing[e], max_turn[e], outer_half, bottom
+            pos, yaw, e, count, closed, arena, min_sp, max_sp, turn, outer_half, bottom, stacked, climb,
+            crossing_clearance[e],
         )
         if not wp.isfinite(total):
             status = NONFINITE      # a path length that overflows float32
@@ -256,12 +379,15 @@ def layout_kernel(
     d0 = p1 - p0
     start_pos[e] = wp.vec3f(p0[0], p0[1], pos[e, 0][2])
     start_yaw[e] = wp.atan2(d0[1], d0[0])
-    if not (wp.isfinite(p0[0]) and wp.isfinite(p0[1]) and wp.isfinite(start_yaw[e])):
+    if not (wp.isfinite(p0[0]) and wp.isfinite(p0[1]) and wp.isfinite(start_yaw[e]) and wp.isfinite(draw)):
         status = NONFINITE
     count_out[e] = count
     length_out[e] = total
     attempts_out[e] = used
     status_out[e] = status
+    shape_out[e] = shape
+    difficulty_out[e] = d
+    arena_out[e] = arena
     if status != 0:
         valid[e] = 0
 

@@ -20,6 +20,8 @@ import warp as wp
 from track_gen.checks import as_bool
 from track_gen.generators import gate_kernels as K
 from track_gen.generators.family import FamilyGenerator
+from track_gen.generators.gate_checks import check_gate_ranges
+from track_gen.generators.obstacles import OBSTACLE_FIELDS, OBSTACLE_ORDERED, OBSTACLE_PARAMS, register_obstacle_stage
 from track_gen.generators.status import GateStatus
 from track_gen.pipeline.registry import ArraySpec, ParamSpec
 from track_gen.pipeline.spec import PipelineSpec, StageSpec
@@ -39,6 +41,21 @@ LAYOUT_PARAMS = {
     "height_max": ParamSpec(2.0, lo=0.0, doc="highest gate centre [m]"),
     "yaw_jitter": ParamSpec(0.3, lo=0.0, hi=3.1416, doc="gate heading jitter about the tangent [rad]"),
     "max_turn": ParamSpec(1.2, lo=0.0, lo_open=True, hi=3.1416, doc="largest angle between a gate and its legs [rad]"),
+    "max_climb": ParamSpec(1.5708, lo=0.0, lo_open=True, hi=1.5708,
+                           doc="steepest leg (atan2(|dz|, plan length)) [rad]; 1.5708 = no limit"),
+    "crossing_clearance": ParamSpec(1.5, lo=0.0, doc="height gap between two legs crossing in plan view [m]"),
+    # one difficulty knob: each field below is the value at difficulty 1; the field above of the same
+    # name (size, min_spacing, ...) is the value at difficulty 0; in between: linear
+    "difficulty": ParamSpec(0.0, lo=0.0, hi=1.0, doc="course difficulty in [0, 1] (0: the fields above)"),
+    "hard_size": ParamSpec(12.0, lo=0.0, lo_open=True, doc="size at difficulty 1 [m]"),
+    "hard_min_spacing": ParamSpec(1.2, lo=0.0, lo_open=True, doc="min_spacing at difficulty 1 [m]"),
+    "hard_max_spacing": ParamSpec(8.0, lo=0.0, lo_open=True, doc="max_spacing at difficulty 1 [m]"),
+    "hard_height_max": ParamSpec(5.5, lo=0.0, doc="height_max at difficulty 1 [m]"),
+    "hard_max_turn": ParamSpec(1.75, lo=0.0, lo_open=True, hi=3.1416, doc="max_turn at difficulty 1 [rad]"),
+    "hard_max_climb": ParamSpec(0.9, lo=0.0, lo_open=True, hi=1.5708, doc="max_climb at difficulty 1 [rad]"),
+    "figure8_share": ParamSpec(0.35, lo=0.0, hi=1.0, doc="share of figure-8 courses at difficulty 1"),
+    "hairpin_share": ParamSpec(0.2, lo=0.0, hi=1.0, doc="share of hairpin (thin-loop) courses at difficulty 1"),
+    "split_s_share": ParamSpec(0.35, lo=0.0, hi=1.0, doc="share of split-S courses at difficulty 1"),
     "min_gates": ParamSpec(6, lo=2, hi=256, static=True, integer=True, doc="fewest gates"),
     "max_gates": ParamSpec(10, lo=2, hi=256, static=True, integer=True, doc="most gates (capacity)"),
     "control_points": ParamSpec(8, lo=4, hi=64, static=True, integer=True, doc="control points of the path"),
@@ -62,13 +79,18 @@ def _launch_layout(ctx):
         inputs=[
             ctx.active, ctx.seeds, ctx.generation, ctx.key,
             *(p(n) for n in ("size", "radius_min", "radius_max", "angle_jitter", "spacing_jitter", "min_spacing",
-                             "max_spacing", "height_min", "height_max", "yaw_jitter", "max_turn")),
+                             "max_spacing", "height_min", "height_max", "yaw_jitter", "max_turn", "max_climb",
+                             "crossing_clearance", "difficulty")),
+            ctx.input("difficulty_offset"),
+            *(p(n) for n in ("hard_size", "hard_min_spacing", "hard_max_spacing", "hard_height_max", "hard_max_turn",
+                             "hard_max_climb", "figure8_share", "hairpin_share", "split_s_share")),
             p("gate_frames.gate_width"), p("gate_frames.gate_height"), p("gate_frames.frame_thickness"),
             st["min_gates"], st["max_gates"], st["control_points"], st["control_points"] * st["dense_per_span"],
             st["closed"], st["max_attempts"],
         ],
-        outputs=[ctx.output(n) for n in ("control", "pos", "yaw", "count", "length", "start_pos", "start_yaw",
-                                         "attempts", "status")] + [ctx.valid],
+        outputs=[ctx.output(n) for n in ("control", "pos", "yaw", "stacked", "count", "length", "start_pos",
+                                         "start_yaw", "attempts", "status", "shape", "difficulty_used", "arena")]
+        + [ctx.valid],
         device=ctx.device,
     )
 
@@ -92,6 +114,9 @@ def register_gate_stages(registry) -> None:
         "gates.layout", _launch_layout, params=LAYOUT_PARAMS, _builtin=True,
         reads=("gate_frames.gate_width", "gate_frames.gate_height", "gate_frames.frame_thickness"),
         capacities=lambda s: {"gates": s["max_gates"], "control_points": s["control_points"]},
+        inputs={"difficulty_offset": ArraySpec(
+            wp.float32, doc="[E] per-env difficulty offset you write in place (a curriculum's level); the env's "
+                            "difficulty is clamp(gates.difficulty + offset, 0, 1)")},
         outputs={
             "control": ArraySpec(wp.vec2f, ("env", "control_points"), doc="control points of the path [m]"),
             "pos": ArraySpec(wp.vec3f, GATES, doc="gate centres [m]; rows >= count are zero"),
@@ -102,6 +127,10 @@ def register_gate_stages(registry) -> None:
             "start_yaw": ArraySpec(wp.float32, doc="start heading [rad]"),
             "attempts": ArraySpec(wp.int32, doc="draws used"),
             "status": ArraySpec(wp.int32, doc="GateStatus bits of the last draw (0: valid)"),
+            "stacked": ArraySpec(wp.int32, GATES, doc="1 where leg g -> g+1 is a split-S (a stacked pair)"),
+            "shape": ArraySpec(wp.int32, doc="shape drawn: 0 loop, 1 figure-8, 2 hairpin, 3 split-S"),
+            "difficulty_used": ArraySpec(wp.float32, doc="the difficulty this course was drawn at, in [0, 1]"),
+            "arena": ArraySpec(wp.float32, doc="side of the square at that difficulty [m]"),
         },
     )
     registry.register(
@@ -114,6 +143,7 @@ def register_gate_stages(registry) -> None:
             "normal": ArraySpec(wp.vec3f, GATES, doc="unit normal of each gate (direction of passage)"),
         },
     )
+    register_obstacle_stage(registry)
 
 
 @dataclass(frozen=True)
@@ -144,9 +174,33 @@ class GateGenConfig:
     control_points: int = LAYOUT_PARAMS["control_points"].default
     closed: bool = bool(LAYOUT_PARAMS["closed"].default)  # the stage takes it as an int
     max_attempts: int = LAYOUT_PARAMS["max_attempts"].default
+    max_climb: float = LAYOUT_PARAMS["max_climb"].default
+    crossing_clearance: float = LAYOUT_PARAMS["crossing_clearance"].default
+    difficulty: float = LAYOUT_PARAMS["difficulty"].default
+    hard_size: float = LAYOUT_PARAMS["hard_size"].default
+    hard_min_spacing: float = LAYOUT_PARAMS["hard_min_spacing"].default
+    hard_max_spacing: float = LAYOUT_PARAMS["hard_max_spacing"].default
+    hard_height_max: float = LAYOUT_PARAMS["hard_height_max"].default
+    hard_max_turn: float = LAYOUT_PARAMS["hard_max_turn"].default
+    hard_max_climb: float = LAYOUT_PARAMS["hard_max_climb"].default
+    figure8_share: float = LAYOUT_PARAMS["figure8_share"].default
+    hairpin_share: float = LAYOUT_PARAMS["hairpin_share"].default
+    split_s_share: float = LAYOUT_PARAMS["split_s_share"].default
     gate_width: float = FRAME_PARAMS["gate_width"].default
     gate_height: float = FRAME_PARAMS["gate_height"].default
     frame_thickness: float = FRAME_PARAMS["frame_thickness"].default
+    # obstacles (the "obstacles" stage, present when max_obstacles > 0; fields map by OBSTACLE_FIELDS)
+    max_obstacles: int = 0
+    obstacle_count_min: int = OBSTACLE_PARAMS["count_min"].default
+    obstacle_count_max: int = OBSTACLE_PARAMS["count_max"].default
+    hard_obstacle_count_min: int = OBSTACLE_PARAMS["hard_count_min"].default
+    hard_obstacle_count_max: int = OBSTACLE_PARAMS["hard_count_max"].default
+    obstacle_radius_min: float = OBSTACLE_PARAMS["radius_min"].default
+    obstacle_radius_max: float = OBSTACLE_PARAMS["radius_max"].default
+    obstacle_height_min: float = OBSTACLE_PARAMS["height_min"].default
+    obstacle_height_max: float = OBSTACLE_PARAMS["height_max"].default
+    obstacle_clearance: float = OBSTACLE_PARAMS["clearance"].default
+    obstacle_tries: int = OBSTACLE_PARAMS["tries"].default
     randomize: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     family: ClassVar[str] = "gates"
 
@@ -156,11 +210,13 @@ class GateGenConfig:
                if n not in ("dense_per_span", "closed")}
         lay["closed"] = int(as_bool("closed", self.closed))
         frames = {n: FRAME_PARAMS[n].check(f"gate_frames.{n}", getattr(self, n)) for n in FRAME_PARAMS}
-        spec = PipelineSpec(
-            self.num_envs, self.device,
-            (StageSpec("gates", "gates.layout", lay), StageSpec("gate_frames", "gates.frames", frames)),
-            family="gates",
-        )
+        stages = [StageSpec("gates", "gates.layout", lay), StageSpec("gate_frames", "gates.frames", frames)]
+        if self.max_obstacles != 0:
+            obs = {p: OBSTACLE_PARAMS[p].check(f"{f} (obstacles.{p})", getattr(self, f))
+                   for f, p in OBSTACLE_FIELDS.items()}
+            obs["closed"] = lay["closed"]
+            stages.append(StageSpec("obstacles", "gates.obstacles", obs))
+        spec = PipelineSpec(self.num_envs, self.device, tuple(stages), family="gates")
         return spec.with_randomize(self.randomize) if self.randomize else spec
 
     def with_randomize(self, ranges: Mapping[str, tuple[float, float]]) -> "GateGenConfig":
@@ -199,6 +255,23 @@ class GateResult:
     """[E] int32, 1 when every constraint holds."""
     closed: bool = True
     """True for loops, False for open sprints (static)."""
+    stacked: wp.array = None
+    """[E, G] int32, 1 where leg g -> g+1 is a split-S: gates g and g+1 stacked, passed in opposite directions."""
+    shape: wp.array = None
+    """[E] int32 shape drawn: 0 loop, 1 figure-8, 2 hairpin, 3 split-S (``gate_shapes.SHAPE_NAMES``)."""
+    difficulty: wp.array = None
+    """[E] float32 the difficulty each course was drawn at (``gates.difficulty`` + offset, in [0, 1])."""
+    arena: wp.array = None
+    """[E] float32 side of the square at that difficulty [m]."""
+    obstacle_pos: wp.array = None
+    """[E, K] vec3f pole base centres on the ground (z = 0) [m]; rows >= obstacle_count zero (K = 0
+    without an obstacles stage)."""
+    obstacle_radius: wp.array = None
+    """[E, K] float32 pole radii [m]."""
+    obstacle_height: wp.array = None
+    """[E, K] float32 pole heights [m]."""
+    obstacle_count: wp.array = None
+    """[E] int32 poles in each course."""
 
 
 _ORDERED = (
@@ -206,7 +279,9 @@ _ORDERED = (
     ("gates.min_spacing", "gates.max_spacing"),
     ("gates.height_min", "gates.height_max"),
     ("gates.min_gates", "gates.max_gates"),
-)
+    ("gates.hard_min_spacing", "gates.hard_max_spacing"),
+    ("gates.height_min", "gates.hard_height_max"),
+) + OBSTACLE_ORDERED
 
 
 class GateGenerator(FamilyGenerator):
@@ -217,12 +292,34 @@ class GateGenerator(FamilyGenerator):
     required_stages = ("gates", "gate_frames")
     ordered = _ORDERED
 
+    def __init__(self, source, *, prepare=True, **kwargs):
+        super().__init__(source, prepare=False, **kwargs)
+        check_gate_ranges(dict(self.params))   # ranges that cannot hold together: refused, named
+        if prepare:
+            self.prepare()
+
+    def _check_param_set(self, name, value):
+        super()._check_param_set(name, value)
+        check_gate_ranges({**dict(self.params), name: value})
+
     def _make_result(self):
         r = self._results
+        E, dev = self.num_envs, self.device
+
+        def opt(name, shape, dtype):
+            return r[name] if name in r else wp.zeros(shape, dtype=dtype, device=dev)
+
+        G = r["gates.pos"].shape[1]
         return GateResult(
             pos=r["gates.pos"], yaw=r["gates.yaw"], normal=r["gate_frames.normal"], count=r["gates.count"],
             width=r["gate_frames.width"], height=r["gate_frames.height"], thickness=r["gate_frames.thickness"],
             length=r["gates.length"], start_pos=r["gates.start_pos"], start_yaw=r["gates.start_yaw"],
-            attempts=r["gates.attempts"], status=r["gates.status"], valid=self._valid,
-            closed=bool(self.params["gates.closed"]),
+            attempts=r["gates.attempts"], status=r["obstacles.status"] if "obstacles.status" in r else r["gates.status"],
+            valid=self._valid, closed=bool(self.params["gates.closed"]),
+            stacked=opt("gates.stacked", (E, G), wp.int32), shape=opt("gates.shape", E, wp.int32),
+            difficulty=opt("gates.difficulty_used", E, wp.float32), arena=opt("gates.arena", E, wp.float32),
+            obstacle_pos=opt("obstacles.pos", (E, 0), wp.vec3f), obstacle_radius=opt("obstacles.radius", (E, 0),
+                                                                                     wp.float32),
+            obstacle_height=opt("obstacles.height", (E, 0), wp.float32),
+            obstacle_count=opt("obstacles.count", E, wp.int32),
         )

@@ -38,3 +38,11 @@ class GateStatus(enum.IntFlag):
     OPENING = 32
     NONFINITE = 64
     """a NaN or inf in the gate poses, path length or start pose (never valid)"""
+    CROSSING = 128
+    """two legs cross in plan view with less than ``crossing_clearance`` between their heights there"""
+    CLIMB = 256
+    """a leg climbs or dives more steeply than the climb limit (split-S legs excepted)"""
+    STACK = 512
+    """a split-S leg whose gates are not stacked (same xy, opposite headings, frames clear vertically)"""
+    OBSTACLE = 1024
+    """an obstacle breaks its clearance from a gate frame, the course line, the start or another obstacle"""

@@ -54,7 +54,12 @@ CENTERLINE_PARAMS = {
     "control_points": ParamSpec(9, lo=4, hi=64, static=True, integer=True, doc="control points per loop"),
     "num_points": ParamSpec(256, lo=16, hi=8192, static=True, integer=True, doc="centerline points"),
     "max_attempts": ParamSpec(16, lo=1, hi=1024, static=True, integer=True, doc="draws per env before valid=0"),
+    "difficulty": ParamSpec(0.0, lo=0.0, hi=1.0, doc="course difficulty in [0, 1]: the share of hairpin tracks "
+                                                     "and their waviness grow with it"),
+    "hairpin_share": ParamSpec(0.7, lo=0.0, hi=1.0, doc="share of hairpin/chicane tracks at difficulty 1"),
 }
+#: parameters of random shapes only (a hand-drawn centerline has none of them)
+SHAPE_ONLY = ("radius_min", "radius_max", "angle_jitter", "max_attempts", "difficulty", "hairpin_share")
 
 ELEVATION_PARAMS = {
     "base_height": ParamSpec(1.0, lo=0.0, doc="mean height of the centerline [m]"),
@@ -74,15 +79,17 @@ def _launch_centerline(ctx, use_points: bool = False):
     shape = ("size", "size", "size") if use_points else ("radius_min", "radius_max", "angle_jitter")  # unused if drawn
     dense = k * max(2, math.ceil(2 * n / k))
     p = ctx.param
+    level = (p("size"), p("size"), p("size")) if use_points else (
+        p("difficulty"), ctx.input("difficulty_offset"), p("hairpin_share"))  # unused when drawn by hand
     wp.launch(
         K.centerline_kernel, dim=ctx.num_envs,
         inputs=[
             ctx.active, ctx.seeds, ctx.generation, ctx.key, p("size"), *(p(n) for n in shape), p("half_width"), p("half_width_variation"), p("min_turn_radius"), p("clearance"),
             p("min_length"), float(st["max_length"]), k, n, dense, 1 if use_points else st["max_attempts"],
-            points, int(use_points),
+            points, int(use_points), *level,
         ],
         outputs=[ctx.output("control"), ctx.output("xy"), ctx.output("half_width"), ctx.output("attempts"),
-                 ctx.output("status"), ctx.valid],
+                 ctx.output("status"), ctx.output("shape"), ctx.output("difficulty_used"), ctx.valid],
         device=ctx.device,
     )
 
@@ -115,6 +122,8 @@ _CENTERLINE_OUTPUTS = {
     "half_width": ArraySpec(wp.float32, PTS, doc="band half width at each point [m]"),
     "attempts": ArraySpec(wp.int32, doc="draws used"),
     "status": ArraySpec(wp.int32, doc="TrackStatus bits of the last draw (0: valid)"),
+    "shape": ArraySpec(wp.int32, doc="shape drawn: 0 loop, 2 hairpin (thin loop with hairpins and chicanes)"),
+    "difficulty_used": ArraySpec(wp.float32, doc="the difficulty this track was drawn at, in [0, 1]"),
 }
 
 
@@ -122,10 +131,12 @@ def register_track_stages(registry) -> None:
     registry.register(
         "track.centerline", _launch_centerline, params=CENTERLINE_PARAMS, _builtin=True,
         capacities=lambda s: {"points": s["num_points"], "control_points": s["control_points"]},
+        inputs={"difficulty_offset": ArraySpec(
+            wp.float32, doc="[E] per-env difficulty offset you write in place; the env's difficulty is "
+                            "clamp(centerline.difficulty + offset, 0, 1)")},
         outputs=_CENTERLINE_OUTPUTS,
     )
-    drawn_params = {n: p for n, p in CENTERLINE_PARAMS.items() if n not in ("radius_min", "radius_max",
-                                                                            "angle_jitter", "max_attempts")}
+    drawn_params = {n: p for n, p in CENTERLINE_PARAMS.items() if n not in SHAPE_ONLY}
     registry.register(
         "track.from_points", lambda ctx: _launch_centerline(ctx, use_points=True), params=drawn_params,
         _builtin=True, capacities=lambda s: {"points": s["num_points"], "control_points": s["control_points"]},
@@ -186,6 +197,8 @@ class TrackGenConfig:
     min_length: float = CENTERLINE_PARAMS["min_length"].default
     max_length: float = CENTERLINE_PARAMS["max_length"].default
     max_attempts: int = CENTERLINE_PARAMS["max_attempts"].default
+    difficulty: float = CENTERLINE_PARAMS["difficulty"].default
+    hairpin_share: float = CENTERLINE_PARAMS["hairpin_share"].default
     elevated: bool = False
     base_height: float = ELEVATION_PARAMS[ELEVATION_FIELDS["base_height"]].default
     height_amplitude: float = ELEVATION_PARAMS[ELEVATION_FIELDS["height_amplitude"]].default
@@ -247,6 +260,10 @@ class TrackResult:
     """[E] int32 :class:`TrackStatus` bits of the kept draw."""
     valid: wp.array
     """[E] int32, 1 when every constraint holds."""
+    shape: wp.array = None
+    """[E] int32 shape drawn: 0 loop, 2 hairpin (a thin loop with hairpins and an S-bend)."""
+    difficulty: wp.array = None
+    """[E] float32 the difficulty each track was drawn at (``centerline.difficulty`` + offset, in [0, 1])."""
 
 
 _ORDERED = (("centerline.radius_min", "centerline.radius_max"), ("centerline.min_length", "centerline.max_length"))
@@ -278,4 +295,7 @@ class TrackGenerator(FamilyGenerator):
             normal=r["band.normal"], s=r["band.s"], curvature=r["band.curvature"], length=r["band.length"],
             start_pos=r["elevation.start_pos"] if elevated else r["band.start_pos"], start_yaw=r["band.start_yaw"],
             attempts=r["centerline.attempts"], status=status, valid=self._valid,
+            shape=r["centerline.shape"] if "centerline.shape" in r else wp.zeros_like(r["centerline.attempts"]),
+            difficulty=(r["centerline.difficulty_used"] if "centerline.difficulty_used" in r
+                        else wp.zeros(self.num_envs, dtype=wp.float32, device=self.device)),
         )

@@ -11,6 +11,7 @@ from track_gen.generators.curve import (
     span_coeffs,
     span_point,
 )
+from track_gen.generators import gate_shapes as SH
 from track_gen.generators.status import TrackStatus
 from track_gen.math import BIG, PI, TWO_PI, left_normal
 from track_gen.rng import stream_state
@@ -238,12 +239,17 @@ def centerline_kernel(
     max_attempts: int,
     points: wp.array2d(dtype=wp.vec2f),
     use_points: int,
+    difficulty: wp.array(dtype=wp.float32),
+    difficulty_offset: wp.array(dtype=wp.float32),
+    hairpin_share: wp.array(dtype=wp.float32),
     # outputs
     ctrl: wp.array2d(dtype=wp.vec2f),
     xy: wp.array2d(dtype=wp.vec2f),
     hw: wp.array2d(dtype=wp.float32),
     attempts_out: wp.array(dtype=wp.int32),
     status_out: wp.array(dtype=wp.int32),
+    shape_out: wp.array(dtype=wp.int32),
+    difficulty_out: wp.array(dtype=wp.float32),
     valid: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
@@ -253,6 +259,19 @@ def centerline_kernel(
     w0 = half_width[e]
     var = width_variation[e]
     inner = half - w0 * (1.0 + var)
+    # the difficulty: the share of hairpin tracks (drawn once per generation: retries keep the shape)
+    d = float(0.0)
+    level_ok = bool(True)
+    shape = SH.LOOP
+    if use_points == 0:
+        level = difficulty[e] + difficulty_offset[e]
+        level_ok = wp.isfinite(level)
+        if level_ok:
+            d = wp.clamp(level, 0.0, 1.0)
+        if d > 0.0:
+            sst = stream_state(seeds[e], generation[e], key, SH.SHAPE_STREAM)
+            if wp.randf(sst) < d * hairpin_share[e]:
+                shape = SH.HAIRPIN
     status = int(0)
     used = int(0)
     for attempt in range(max_attempts):
@@ -260,7 +279,11 @@ def centerline_kernel(
         st = stream_state(seeds[e], generation[e], key, attempt)
         a0 = TWO_PI * wp.randf(st)
         reverse = wp.randf(st) < 0.5
+        if shape == SH.HAIRPIN:
+            st = SH.draw_bent_loop(ctrl, e, st, num_ctrl, angle_jitter[e], d, inner)
         for k in range(num_ctrl):
+            if shape == SH.HAIRPIN:
+                break
             if use_points != 0:
                 ctrl[e, k] = points[e, k]
                 continue
@@ -338,8 +361,12 @@ def centerline_kernel(
             status = NONFINITE
         if status == 0:
             break
+    if not level_ok:
+        status = NONFINITE  # a NaN / inf difficulty offset
     attempts_out[e] = used
     status_out[e] = status
+    shape_out[e] = shape
+    difficulty_out[e] = d
     if status != 0:
         valid[e] = 0
 

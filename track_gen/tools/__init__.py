@@ -9,7 +9,7 @@ collision, one package) per family:
 ``checkpoints``    :class:`Checkpoints`, :class:`GateCheckpoints`, :class:`CheckpointSampler`
 ``centerline``     :class:`CenterlineFromGates`, :class:`TrackLine` (course lines)
 ``progress``       :class:`Progress` (passes, misses, laps, continuous progress)
-``collision/``     :class:`BandCollision`, :class:`DiscCollision`, :class:`FrameCollision`
+``collision/``     :class:`BandCollision`, :class:`DiscCollision`, :class:`FrameCollision`, :class:`ObstacleCollision`
 ``localizer``      :class:`Localizer` (the track frame)
 ``heightfield``    :class:`HeightFieldBake`
 ``props``          :class:`Props` (scene object transforms)
@@ -35,7 +35,7 @@ Conventions of the kernels here:
 """
 
 from track_gen.tools.centerline import CenterlineFromGates, TrackLine
-from track_gen.tools.collision import BandCollision, DiscCollision, FrameCollision
+from track_gen.tools.collision import BandCollision, DiscCollision, FrameCollision, ObstacleCollision
 from track_gen.tools.checkpoints import CheckpointSampler, Checkpoints, GateCheckpoints
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.heightfield import HeightField, HeightFieldBake
@@ -45,7 +45,7 @@ from track_gen.tools.props import PARK_POSITION, Props, PropSet
 from track_gen.tools.types import CheckpointSet, Contacts, CourseLine, ProgressEvents, TrackFrame
 
 __all__ = [
-    "BandCollision", "DiscCollision", "FrameCollision", "CenterlineFromGates", "CheckpointSampler", "CheckpointSet",
+    "BandCollision", "DiscCollision", "FrameCollision", "ObstacleCollision", "CenterlineFromGates", "CheckpointSampler", "CheckpointSet",
     "Checkpoints", "Component", "Contacts", "CourseLine", "GateCheckpoints", "HeightField", "HeightFieldBake",
     "InputSpec", "Localizer", "PARK_POSITION", "Progress", "ProgressEvents", "PropSet", "Props", "TrackFrame",
     "TrackLine",

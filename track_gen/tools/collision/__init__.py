@@ -9,6 +9,9 @@ Three per-step components, each named ``"collision"`` unless you pass ``name=``;
   vertical discs of a given radius.
 * :class:`FrameCollision` (gate courses): the body's 3D box against the four bars of every gate
   frame.
+* :class:`ObstacleCollision` (gate courses with pole obstacles): the body's 3D box against every
+  pole (``result.obstacle_*``); ``Course.gates`` adds one, named ``"obstacles"``, when the
+  generator has an obstacle stage.
 
 Inputs (bind them with ``course.bind``): ``box_position`` [E] vec3f, the box centre (routed from
 ``position`` unless bound), ``orientation`` [E] quatf (x, y, z, w), ``half_extents`` [E] vec2f,
@@ -41,6 +44,7 @@ Modules: :mod:`.pose` (the inputs, the body's box, the contact rows, the base cl
 
 from track_gen.tools.collision.band import BandCollision
 from track_gen.tools.collision.gates import DiscCollision, FrameCollision
+from track_gen.tools.collision.obstacles import ObstacleCollision
 from track_gen.tools.collision.pose import FAR, NAN_POSE_CLEARANCE
 
-__all__ = ["BandCollision", "DiscCollision", "FrameCollision", "FAR", "NAN_POSE_CLEARANCE"]
+__all__ = ["BandCollision", "DiscCollision", "FrameCollision", "ObstacleCollision", "FAR", "NAN_POSE_CLEARANCE"]

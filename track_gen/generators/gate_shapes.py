@@ -1,0 +1,252 @@
+"""Course shapes beyond the star-shaped loop: control points of a figure-8 and of a thin (hairpin)
+loop, the difficulty's shape draw, and the split-S (stacked pair) conversion. Warp functions the
+gate and band-track kernels call, one thread per env.
+
+Every shape fits its control points in the square of half side ``inner`` (a uniform cubic
+B-spline stays inside the hull of its control points, so the whole curve does), then the
+validators decide whether a draw is kept.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from track_gen.math import PI, TWO_PI, wrap_angle
+
+# Shape ids (``gates.shape`` / ``centerline.shape``); the docs' shape catalogue names them.
+LOOP = wp.constant(0)
+FIGURE8 = wp.constant(1)
+HAIRPIN = wp.constant(2)
+SPLIT_S = wp.constant(3)
+SHAPE_NAMES = ("loop", "figure8", "hairpin", "split_s")
+# The shape draw uses its own random stream, attempt index beyond any max_attempts: a retried
+# draw keeps its shape, so the shape mix of valid courses is the drawn mix.
+SHAPE_STREAM = wp.constant(1 << 20)
+# A split-S leg has its two gates at the same xy (this far apart at most, plan view [m]) ...
+STACK_XY = wp.constant(0.1)
+# ... and opposite headings (within this [rad]).
+STACK_YAW = wp.constant(0.05)
+
+
+@wp.func
+def lerp(a: float, b: float, d: float) -> float:
+    return a + (b - a) * d
+
+
+@wp.func
+def draw_shape(u: float, d: float, figure8_share: float, hairpin_share: float, split_s_share: float,
+               allow_split: int) -> int:
+    """The shape of a course at difficulty ``d`` from a uniform draw ``u``: figure-8 with
+    probability ``d * figure8_share``, hairpin ``d * hairpin_share``, split-S ``d * split_s_share``
+    (a hairpin when ``allow_split`` is 0), else the loop."""
+    s = LOOP
+    a = d * figure8_share
+    b = a + d * hairpin_share
+    c = b + d * split_s_share
+    if u < a:
+        s = FIGURE8
+    elif u < b:
+        s = HAIRPIN
+    elif u < c:
+        s = SPLIT_S
+        if allow_split == 0:
+            s = HAIRPIN
+    return s
+
+
+@wp.func
+def fit_square(ctrl: wp.array2d(dtype=wp.vec2f), e: int, num_ctrl: int, inner: float, frac: float):
+    """Rotate nothing, scale the control points so their largest |x|, |y| is ``frac * inner``."""
+    m = float(0.0)
+    for k in range(num_ctrl):
+        p = ctrl[e, k]
+        m = wp.max(m, wp.max(wp.abs(p[0]), wp.abs(p[1])))
+    sc = float(0.0)
+    if m > 0.0:
+        sc = frac * inner / m
+    for k in range(num_ctrl):
+        ctrl[e, k] = ctrl[e, k] * sc
+
+
+@wp.func
+def store_rotated(ctrl: wp.array2d(dtype=wp.vec2f), e: int, k: int, num_ctrl: int, x: float, y: float,
+                  c: float, s: float, reverse: int):
+    idx = k
+    if reverse != 0:
+        idx = num_ctrl - 1 - k
+    ctrl[e, idx] = wp.vec2f(c * x - s * y, s * x + c * y)
+
+
+@wp.func
+def draw_figure8(ctrl: wp.array2d(dtype=wp.vec2f), e: int, st: wp.uint32, num_ctrl: int, angle_jitter: float,
+                 inner: float, closed: int) -> wp.uint32:
+    """A figure-8 (lemniscate of Gerono ``x = sin t``, ``y = a sin t cos t``): control points at
+    ``t_k = 2 pi (k + t0 + jitter) / n``, radial jitter, random aspect, rotation and mirror image
+    (the other sense of travel). Its two passes through the crossing (``t = 0`` and ``t = pi``)
+    sit at loop fractions ``(n - t0) / n`` and ``1/2`` later (:func:`figure8_phase`): with ``t0 =
+    1/2`` on a loop (fractions ~0 and ~1/2), ``t0 = 1/2 + n/4`` on a sprint, so that both passes
+    fall inside the first 80 % of the loop that a sprint flies."""
+    aspect = 1.6 + 0.8 * wp.randf(st)
+    rot = TWO_PI * wp.randf(st)
+    mirror = 1.0
+    if wp.randf(st) < 0.5:
+        mirror = -1.0
+    c = wp.cos(rot)
+    s = wp.sin(rot)
+    t0 = 0.5
+    if closed == 0:
+        t0 = 0.5 + 0.25 * float(num_ctrl)
+    for k in range(num_ctrl):
+        t = TWO_PI * (float(k) + t0 + 0.5 * angle_jitter * (2.0 * wp.randf(st) - 1.0)) / float(num_ctrl)
+        r = 1.0 + 0.2 * (wp.randf(st) - 0.5)
+        store_rotated(ctrl, e, k, num_ctrl, r * wp.sin(t), mirror * r * aspect * wp.sin(t) * wp.cos(t), c, s, 0)
+    fit_square(ctrl, e, num_ctrl, inner, 0.85 + 0.15 * wp.randf(st))
+    return st
+
+
+@wp.func
+def figure8_phase(num_ctrl: int, closed: int) -> float:
+    """Phase of the height profile that puts its top on one pass of a figure-8's crossing and its
+    bottom on the other (see :func:`draw_figure8`)."""
+    ph = PI / float(num_ctrl)
+    if closed == 0:
+        ph = ph - 0.5 * PI
+    return ph
+
+
+@wp.func
+def draw_thin_loop(ctrl: wp.array2d(dtype=wp.vec2f), e: int, st: wp.uint32, num_ctrl: int, angle_jitter: float,
+                   d: float, inner: float) -> wp.uint32:
+    """A thin loop with a hairpin at each end and an S-bend (chicane) along it: an ellipse of
+    aspect ``b`` (0.45 at difficulty 0 down to 0.22 at 1, +-20 %), sheared by ``y += a sin(pi x
+    w + phase)`` (``a`` up to 0.3 d, one or 1.5 waves), then rotated, mirrored in direction
+    and fitted to the square. The shear is a bijection of the plane, so the loop stays simple
+    when its control polygon is; non-star-shaped once the shear is strong."""
+    b = lerp(0.45, 0.22, d) * (0.8 + 0.4 * wp.randf(st))
+    amp = 0.3 * d * wp.randf(st)
+    waves = 1.0
+    if wp.randf(st) < 0.5:
+        waves = 1.5
+    ph = TWO_PI * wp.randf(st)
+    rot = TWO_PI * wp.randf(st)
+    reverse = int(0)
+    if wp.randf(st) < 0.5:
+        reverse = 1
+    c = wp.cos(rot)
+    s = wp.sin(rot)
+    for k in range(num_ctrl):
+        t = TWO_PI * (float(k) + 0.5 * angle_jitter * (2.0 * wp.randf(st) - 1.0)) / float(num_ctrl)
+        x = wp.cos(t)
+        y = b * wp.sin(t) + amp * wp.sin(PI * x * waves + ph)
+        store_rotated(ctrl, e, k, num_ctrl, x, y, c, s, reverse)
+    fit_square(ctrl, e, num_ctrl, inner, 0.85 + 0.15 * wp.randf(st))
+    return st
+
+
+@wp.func
+def draw_bent_loop(ctrl: wp.array2d(dtype=wp.vec2f), e: int, st: wp.uint32, num_ctrl: int, angle_jitter: float,
+                   d: float, inner: float) -> wp.uint32:
+    """A thin band bent into a C (a horseshoe): the flattened loop ``x = cos t``, ``y = b sgn(sin t)
+    |sin t|^(1/2)`` (flat sides, round ends: the hairpins) mapped by the bend ``(x, y) -> ((R + y)
+    sin(x beta / 2), R - (R + y) cos(x beta / 2))`` with ``R = 2 / beta``. The bend is injective
+    for ``|y| < R`` and ``beta < 2 pi``, so the loop stays simple; past ``beta = pi`` the C is
+    not star-shaped. A wave ``a sin(2 pi x + phase)`` added to ``y`` (``a`` up to 0.07 d) puts an
+    S-bend (a chicane) along the band. ``beta`` grows from 0.6 pi (difficulty 0) to 1.4 pi (1), +-15 %; ``b`` from
+    0.35 to 0.25 (at most 0.8 R). Centred on its bounding box, rotated, fitted to the square."""
+    b = lerp(0.35, 0.25, d) * (0.9 + 0.2 * wp.randf(st))
+    beta = lerp(0.6, 1.4, d) * PI * (0.85 + 0.3 * wp.randf(st))
+    big_r = 2.0 / beta
+    b = wp.min(b, 0.8 * big_r)
+    amp = wp.min(0.07 * d * wp.randf(st), 0.5 * big_r - 0.5 * b)  # the chicane: an S-bend along the band
+    ph = TWO_PI * wp.randf(st)
+    rot = TWO_PI * wp.randf(st)
+    reverse = int(0)
+    if wp.randf(st) < 0.5:
+        reverse = 1
+    c = wp.cos(rot)
+    s = wp.sin(rot)
+    lo = wp.vec2f(1.0e30, 1.0e30)
+    hi = wp.vec2f(-1.0e30, -1.0e30)
+    for k in range(num_ctrl):
+        t = TWO_PI * (float(k) + 0.5 * angle_jitter * (2.0 * wp.randf(st) - 1.0)) / float(num_ctrl)
+        x = wp.cos(t)
+        sn = wp.sin(t)
+        y = b * wp.sign(sn) * wp.sqrt(wp.abs(sn)) + amp * wp.sin(TWO_PI * x + ph)
+        th = 0.5 * x * beta
+        r = big_r + y
+        q = wp.vec2f(r * wp.sin(th), big_r - r * wp.cos(th))
+        lo = wp.min(lo, q)
+        hi = wp.max(hi, q)
+        ctrl[e, k] = q
+    mid = (lo + hi) * 0.5
+    for k in range(num_ctrl):
+        q = ctrl[e, k] - mid
+        ctrl[e, k] = q
+    # rotate (and reverse the order) in place: rotation first, then the order swap
+    for k in range(num_ctrl):
+        q = ctrl[e, k]
+        ctrl[e, k] = wp.vec2f(c * q[0] - s * q[1], s * q[0] + c * q[1])
+    if reverse != 0:
+        for k in range(num_ctrl / 2):
+            a = ctrl[e, k]
+            ctrl[e, k] = ctrl[e, num_ctrl - 1 - k]
+            ctrl[e, num_ctrl - 1 - k] = a
+    fit_square(ctrl, e, num_ctrl, inner, 0.85 + 0.15 * wp.randf(st))
+    return st
+
+
+@wp.func
+def height_of(u: float, lam: float, f: float, phase: float) -> float:
+    """Height fraction in [0, 1] of a gate at loop fraction ``f``: ``(1 - lam) u + lam (1 + cos(2 pi f
+    + phase)) / 2`` (``u`` uniform; ``lam = 0`` gives today's uniform heights exactly)."""
+    return (1.0 - lam) * u + lam * (0.5 + 0.5 * wp.cos(TWO_PI * f + phase))
+
+
+@wp.func
+def make_split_s(pos: wp.array2d(dtype=wp.vec3f), yaw: wp.array2d(dtype=wp.float32),
+                 stacked: wp.array2d(dtype=wp.int32), e: int, st: wp.uint32, count: int, closed: int,
+                 gap: float, height_min: float, height_max: float) -> wp.uint32:
+    """Turn the sharpest heading reversal of env ``e``'s gates into a split-S: the consecutive
+    pair ``(g, g + 1)`` whose headings differ most is moved to the midpoint of the two (plan
+    view), gate ``g`` heading along the leg that arrives there, gate ``g + 1`` the opposite way,
+    stacked ``gap`` apart in height (which one on top: random) within [height_min, height_max]
+    (widened to fit the gap); ``stacked[e, g] = 1``. A sprint never stacks gate 0."""
+    best = float(-1.0)
+    g = int(-1)
+    legs = count - 1
+    if closed != 0:
+        legs = count
+    first = int(0)
+    if closed == 0:
+        first = 1
+    for k in range(first, legs):
+        k1 = (k + 1) % count
+        dy = wp.abs(wrap_angle(yaw[e, k1] - yaw[e, k]))
+        if dy > best:
+            best = dy
+            g = k
+    up = wp.randf(st)
+    if g < 0:
+        return st
+    g1 = (g + 1) % count
+    gp = (g + count - 1) % count
+    a = pos[e, g]
+    b = pos[e, g1]
+    mx = 0.5 * (a[0] + b[0])
+    my = 0.5 * (a[1] + b[1])
+    prev = pos[e, gp]
+    head = wp.atan2(my - prev[1], mx - prev[0])
+    zc = 0.5 * (a[2] + b[2])
+    top = wp.max(height_max, height_min + gap)
+    zc = wp.clamp(zc, height_min + 0.5 * gap, top - 0.5 * gap)
+    za = zc + 0.5 * gap
+    zb = zc - 0.5 * gap
+    if up < 0.5:
+        za = zc - 0.5 * gap
+        zb = zc + 0.5 * gap
+    pos[e, g] = wp.vec3f(mx, my, za)
+    pos[e, g1] = wp.vec3f(mx, my, zb)
+    yaw[e, g] = wrap_angle(head)
+    yaw[e, g1] = wrap_angle(head + PI)
+    stacked[e, g] = 1
+    return st

@@ -1,0 +1,37 @@
+"""Course layouts in and out: real tracks from files, any generated course exported to one.
+
+* :class:`GateLayout` / :class:`TrackLayout` (and :class:`Poles`): numpy data, float32, metres and
+  radians, in the course frame.
+* :func:`load` reads the track_gen layout format (TOML, versioned, documented in
+  ``docs/user-guide/real-tracks.rst``) and lsy_drone_racing's track configs as they are;
+  ``layout.save(path)`` writes the track_gen format; :func:`load_all` reads a folder.
+* :func:`export` turns any env's current course (or a batch) into layouts.
+* :func:`shipped` lists the real layouts that ship with track_gen (``layouts/data/*.toml``, each
+  citing its source).
+
+Use layouts as a generator source with ``presets.gates_from_layouts`` / ``presets.track_from_layouts``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from track_gen.layouts.export import export
+from track_gen.layouts.reader import LayoutFormatError, load, load_all
+from track_gen.layouts.types import GateLayout, Poles, TrackLayout
+from track_gen.layouts.writer import FORMAT, VERSION, write_layout
+
+__all__ = ["FORMAT", "VERSION", "GateLayout", "LayoutFormatError", "Poles", "TrackLayout", "data_dir", "export",
+           "load", "load_all", "save", "shipped"]
+
+save = write_layout
+
+
+def data_dir() -> Path:
+    """The folder of the shipped layouts."""
+    return Path(__file__).resolve().parent / "data"
+
+
+def shipped() -> dict[str, Path]:
+    """Shipped real layouts by name (file stem) -> path, sorted by name."""
+    return {p.stem: p for p in sorted(data_dir().glob("*.toml"))}
