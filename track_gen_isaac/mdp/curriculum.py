@@ -15,7 +15,7 @@ import torch
 
 from track_gen_isaac.mdp._base import CourseTerm
 
-__all__ = ["course_schedule"]
+__all__ = ["course_difficulty", "course_schedule"]
 
 
 class course_schedule(CourseTerm):
@@ -92,3 +92,63 @@ class course_schedule(CourseTerm):
                     self._apply(param)
                 self.ended = self.succeeded = 0
         return {"level": float(self.level), "value": float(self.values[self.level]), "success_rate": self.rate}
+
+
+class course_difficulty(CourseTerm):
+    """Per-env difficulty: each env's next course is harder after a success, easier after a failure.
+
+    The generator's ``difficulty`` knob (:doc:`/user-guide/difficulty`) reads
+    ``clamp(params[<stage>.difficulty] + inputs[<stage>.difficulty_offset][e], 0, 1)``; this term
+    sets the parameter to 0 and owns the per-env offset, so every env climbs at its own pace and
+    nothing is recorded again (the offset is an input array written in place). An episode that
+    ends (an env in ``env_ids`` with ``episode_length_buf > 0``) succeeds when it completed ``laps``
+    laps: that env's level rises by ``up``; any other ending (a crash, a time-out, a missed gate)
+    lowers it by ``down``; levels stay in ``[0, max_level]``, starting at ``start``. The curriculum
+    runs before the reset events, so the ``regenerate_course`` of the same reset draws the new level.
+
+    Returns (logged as ``Curriculum/<term>/<key>``): ``mean``, ``min``, ``max`` level over all envs
+    and the ``success_rate`` of the episodes that ended in this reset (NaN when none did).
+    """
+
+    def check(self, up=0.1, down=0.05, laps=1, start=0.0, max_level=1.0):
+        for name, v, lo in (("up", up, 0.0), ("down", down, 0.0)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (lo <= float(v) <= 1.0):
+                raise ValueError(f"{name}: expected a step in [0, 1], got {v!r}")
+        if isinstance(laps, bool) or not isinstance(laps, numbers.Integral) or laps < 1:
+            raise ValueError(f"laps: expected an int >= 1, got {laps!r}")
+        if isinstance(max_level, bool) or not isinstance(max_level, numbers.Real) or not 0.0 <= max_level <= 1.0:
+            raise ValueError(f"max_level: expected a level in [0, 1], got {max_level!r}")
+        if isinstance(start, bool) or not isinstance(start, numbers.Real) or not 0.0 <= start <= max_level:
+            raise ValueError(f"start: expected a level in [0, max_level], got {start!r}")
+        gen = self.ec.course.generator
+        names = [n for n in getattr(gen, "inputs", {}) if n.endswith(".difficulty_offset")]
+        if not names:
+            raise ValueError("this course's generator has no difficulty knob (a gates or track generator of "
+                             "track_gen >= the difficulty release); use course_schedule for other parameters")
+        self.param = names[0].replace(".difficulty_offset", ".difficulty")
+        import warp as wp
+
+        self.offset = wp.to_torch(gen.inputs[names[0]])     # [E] float32, written in place (zero copy)
+        self._started = False
+
+    def __call__(self, env, env_ids, course_name: str = "course", up: float = 0.1, down: float = 0.05,
+                 laps: int = 1, start: float = 0.0, max_level: float = 1.0):
+        ec = self.ec
+        if not self._started:
+            self._started = True
+            ec.course.generator.params[self.param] = 0.0
+            self.offset.fill_(float(start))
+        idx = slice(None) if env_ids is None else env_ids
+        if not isinstance(idx, slice):
+            idx = torch.as_tensor(idx, device=env.episode_length_buf.device).to(torch.long)
+        ended = env.episode_length_buf[idx] > 0
+        rate = float("nan")
+        if bool(ended.any()):
+            res = ec.step()
+            ok = ec.torch(res.events.laps)[idx] >= int(laps)
+            level = self.offset[idx]
+            new = torch.where(ok, level + float(up), level - float(down)).clamp_(0.0, float(max_level))
+            self.offset[idx] = torch.where(ended, new.to(level.dtype), level)
+            rate = float((ok & ended).sum()) / float(ended.sum())
+        return {"mean": float(self.offset.mean()), "min": float(self.offset.min()), "max": float(self.offset.max()),
+                "success_rate": rate}
