@@ -34,7 +34,7 @@ from track_gen_isaac.experimental.mdp.terminations import (
     laps_done,
     off_track,
 )
-from track_gen_isaac.mdp.curriculum import course_schedule
+from track_gen_isaac.mdp.curriculum import course_difficulty, course_schedule
 from track_gen_isaac.experimental.mdp.props import move_gate_props
 from track_gen_isaac.experimental.mdp.quadrotor import (
     QuadrotorAction,
@@ -46,7 +46,7 @@ from track_gen_isaac.experimental.mdp.quadrotor import (
 __all__ = [
     "move_gate_props",
     "QuadrotorAction", "quad_state", "body_rate_l2", "altitude_out_of_range",
-    "course_schedule",
+    "course_difficulty", "course_schedule",
     "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint",
     "next_checkpoints", "next_gates", "track_frame", "track_frame_velocity", "lookahead_points", "lap_progress",
     "progress_delta", "progress_rate", "checkpoint_passed", "lap_completed", "collision_penalty", "off_track_penalty",
