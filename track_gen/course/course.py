@@ -264,6 +264,29 @@ class Course(metaclass=_CourseType):
 
         The built-in per-step components also take ``origin`` ([E] vec3f): with it, positions are
         world-frame and each env's course sits at its origin (e.g. Isaac Lab's env origins)."""
+        arrays = self._named_inputs(args, arrays)
+        routes = self._route_inputs(arrays)
+        changed = self._captured_step and any(
+            (c._bound or {}).get(n) is not a for c in self._order for n, a in routes[c.name].items()
+        )
+        done = []
+        try:  # all or nothing: a component that refuses its arrays leaves every binding as it was
+            for c in self._order:
+                done.append((c, c._bound))
+                c.bind(routes[c.name])
+        except BaseException:
+            for c, prev in done:
+                c._bound = prev
+            raise
+        self._bound = dict(arrays)
+        self._bind_ok = True
+        if changed and not self._rebind_warned:
+            self._rebind_warned = True
+            warnings.warn("inputs rebound after a graph recorded course.step(): that graph still reads the old "
+                          "arrays; record it again", RebindAfterCaptureWarning, stacklevel=2)
+
+    def _named_inputs(self, args, arrays: dict) -> dict:
+        """Positional pose arrays named, and every name checked against the declared inputs."""
         if len(args) > len(POSE_INPUTS):
             raise TypeError(f"bind takes at most {len(POSE_INPUTS)} positional arrays {POSE_INPUTS}")
         for name, arr in zip(POSE_INPUTS, args):
@@ -280,6 +303,10 @@ class Course(metaclass=_CourseType):
                 )
             if name not in declared and name not in POSE_INPUTS:
                 raise TypeError(f"bind: unknown input {name!r}; component inputs: {sorted(declared)}")
+        return arrays
+
+    def _route_inputs(self, arrays: dict) -> dict[str, dict[str, Any]]:
+        """Each component's inputs (its own name, else the spec's default name), validated."""
         routes: dict[str, dict[str, Any]] = {}
         missing = []
         for c in self._order:
@@ -299,29 +326,7 @@ class Course(metaclass=_CourseType):
             raise TypeError(
                 f"bind: missing required input(s) {missing}; a bind replaces every binding, so pass them all again"
             )
-        changed = self._captured_step and any(
-            (c._bound or {}).get(n) is not a for c in self._order for n, a in routes[c.name].items()
-        )
-        done = []
-        try:
-            for c in self._order:
-                prev = c._bound
-                done.append((c, prev))
-                c.bind(routes[c.name])
-        except BaseException:
-            for c, prev in done:
-                c._bound = prev
-            raise
-        self._bound = dict(arrays)
-        self._bind_ok = True
-        if changed and not self._rebind_warned:
-            self._rebind_warned = True
-            warnings.warn(
-                "inputs rebound after a graph recorded course.step(): that graph still reads the old arrays; "
-                "record it again",
-                RebindAfterCaptureWarning,
-                stacklevel=2,
-            )
+        return routes
 
     def _check_input(self, comp: str, name: str, spec, arr) -> None:
         if not isinstance(arr, wp.array):
