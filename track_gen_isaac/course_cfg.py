@@ -15,6 +15,11 @@ The generator config is stored as a plain dict of its fields (``TrackGenConfig``
 writes into every nested dataclass). A dict also serializes with the env cfg and takes Hydra
 overrides (``env.course.generator.size=12``). ``num_envs`` and ``device`` are always taken from
 the env at build time.
+
+A course can fly real (or exported) layouts instead of procedural ones: ``layouts=`` takes files,
+a folder, ``GateLayout`` / ``TrackLayout`` objects or a list of them, and ``layout_options`` the
+keyword overrides of ``presets.gates_from_layouts`` / ``track_from_layouts``
+(:mod:`track_gen_isaac.course_layouts`); ``generator`` is then not used.
 """
 
 from __future__ import annotations
@@ -114,6 +119,28 @@ class CourseCfg:
     zero-argument factory (called once per env instance), or an unattached component instance
     (deep-copied per env instance: a component belongs to one course)."""
 
+    layouts: Any = None
+    """Real (or exported) layouts as the course source instead of ``generator``: a layout file
+    (``track_gen.layouts`` format or an lsy_drone_racing config), a folder of them, a
+    ``GateLayout`` / ``TrackLayout``, or a list of these (kept as strings and dicts of plain
+    numbers, so the cfg copies and serializes). Each env flies one of the K layouts (a per-env draw
+    at each regeneration, or ``layout_options["assign"]``), its gates equal to the layout's float32
+    numbers unless randomized. ``mode`` follows the layouts' kind. Stored as a list (override it
+    with a list: ``env.course.layouts=[a.toml,b.toml]``). None: the procedural ``generator``."""
+
+    layout_options: dict = {}
+    """With ``layouts``: keyword overrides of ``presets.gates_from_layouts`` /
+    ``track_from_layouts`` -- ``assign`` (one layout index per env), ``shift``, ``rotate``,
+    ``jitter_pos``, ``jitter_height``, ``jitter_yaw``, ``size``, ``max_gates``, ``max_obstacles``,
+    ``max_attempts``, ``randomize`` ... -- plus ``lsy_axis`` (``"x"`` / ``"y"``) for lsy_drone_racing
+    level files."""
+
+    layout_recenter: bool = False
+    """With ``layouts``: shift each layout in x and y so that the middle of its plan-view bounding box
+    is at the env origin. False (default): the layout's own frame is the env frame (numbers as in
+    the file); a layout wider than ``env_spacing`` then overlaps its neighbours' space, which is
+    harmless where envs do not touch (the drone tasks)."""
+
     debug_vis: bool = False
     """Draw the course with Isaac Lab markers (:mod:`track_gen_isaac.debug_vis`): gate frames and
     course-line points, world frame, refreshed on the host before a marker-capable visualizer
@@ -121,6 +148,7 @@ class CourseCfg:
     markers cost nothing per step."""
 
     def __post_init__(self):
+        self._convert_layouts()
         gen = self.generator
         classes = _generator_classes()
         for mode, cls in classes.items():
@@ -135,9 +163,62 @@ class CourseCfg:
                 self.generator = _as_dict(gen)
                 return
 
+    def _convert_layouts(self) -> None:
+        """Layout objects -> dicts, paths -> strings, and ``mode`` from the layouts' kind when known."""
+        from pathlib import Path
+
+        lays = self.layouts
+        if lays is None:
+            return
+        from track_gen_isaac.course_layouts import layout_kind, layout_to_dict
+
+        def plain(x):
+            if isinstance(x, Path):
+                return str(x)
+            if hasattr(x, "num_gates") or hasattr(x, "num_points"):  # GateLayout / TrackLayout
+                if self.mode is None:
+                    self.mode = layout_kind(x)
+                return layout_to_dict(x)
+            if isinstance(x, dict) and self.mode is None and x.get("kind") in MODES:
+                self.mode = x["kind"]
+            return x
+
+        # always a list (one type, so that ``from_dict`` / Hydra overrides replace it with a list)
+        self.layouts = [plain(x) for x in (lays if isinstance(lays, (list, tuple)) else [lays])]
+
+    def load_layouts(self) -> list:
+        """The layouts of :attr:`layouts` (numpy ``GateLayout`` / ``TrackLayout``, recentred when
+        :attr:`layout_recenter`); sets :attr:`mode` from their kind when it is None."""
+        from track_gen_isaac.course_layouts import layout_kind, load_layouts
+
+        self._convert_layouts()
+        opts = self.layout_options if self.layout_options is not None else {}
+        if not isinstance(opts, dict):
+            raise TypeError(f"CourseCfg.layout_options: expected a dict of presets.gates_from_layouts / "
+                            f"track_from_layouts keywords, got {type(opts).__name__}")
+        lays = load_layouts(self.layouts, opts.get("lsy_axis"), bool(self.layout_recenter))
+        kind = layout_kind(lays[0])
+        if self.mode is None:
+            self.mode = kind
+        elif self.mode != kind:
+            raise ValueError(f"CourseCfg.layouts: {lays[0].label()!r} is a {'gate' if kind == 'gates' else 'band-track'} "
+                             f"layout but mode={self.mode!r}; pass {kind} layouts or mode={kind!r}")
+        return lays
+
+    def _validate_layouts(self) -> None:
+        from track_gen_isaac.course_layouts import layout_spec
+
+        if not isinstance(self.layout_recenter, bool):
+            raise TypeError(f"CourseCfg.layout_recenter: expected True or False, got {self.layout_recenter!r}")
+        lays = self.load_layouts()
+        assign = (self.layout_options or {}).get("assign")
+        layout_spec(self, len(assign) if assign is not None else 1, "cpu", layouts=lays)  # checks every option
+
     # -- checks ---------------------------------------------------------------------------------
     def validate_config(self) -> None:
         """Check every field; raises TypeError / ValueError naming the field and the fix."""
+        if self.layouts is not None:
+            self._validate_layouts()
         if self.mode not in MODES:
             raise ValueError(
                 f"CourseCfg.mode: expected 'track' or 'gates', got {self.mode!r} (or pass a TrackGenConfig / "
@@ -153,7 +234,7 @@ class CourseCfg:
             )
         cls = _generator_classes()[self.mode]
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(gen) - names)
+        unknown = sorted(set(gen) - names) if self.layouts is None else []
         if unknown:
             raise ValueError(f"CourseCfg.generator: unknown {cls.__name__} field(s) {unknown}; fields: {sorted(names)}")
         if self.mode == "track":
@@ -171,7 +252,8 @@ class CourseCfg:
                 raise ValueError(
                     f"CourseCfg.collision: a gate course takes None, a post radius > 0 [m] or 'frame', got {c!r}"
                 )
-            _check_gate_width(gen, cls)
+            if self.layouts is None:  # a layout carries its own opening
+                _check_gate_width(gen, cls)
         _nonnegative("half_height", self.half_height)
         he = self.half_extents
         try:
@@ -188,6 +270,16 @@ class CourseCfg:
             raise TypeError(f"CourseCfg.debug_vis: expected True or False, got {self.debug_vis!r}")
         if not isinstance(self.extra, (list, tuple)):
             raise TypeError(f"CourseCfg.extra: expected a list of components or factories, got {self.extra!r}")
+
+    def course_source(self, num_envs: int, device: str):
+        """What ``Course.gates`` / ``Course.track`` build from: :meth:`generator_config`, or with
+        :attr:`layouts` the ``presets.gates_from_layouts`` / ``track_from_layouts`` spec."""
+        if self.layouts is None:
+            return self.generator_config(num_envs, device)
+        from track_gen_isaac.course_layouts import layout_spec
+
+        self.validate_config()
+        return layout_spec(self, num_envs, device, layouts=self.load_layouts())
 
     def generator_config(self, num_envs: int, device: str):
         """The ``TrackGenConfig`` / ``GateGenConfig`` for ``num_envs`` envs on ``device``."""

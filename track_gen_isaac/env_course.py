@@ -43,7 +43,6 @@ and collision of the reset envs hold their reset values until the next step.
 
 from __future__ import annotations
 
-import copy
 import os
 import weakref
 from typing import Any
@@ -52,13 +51,12 @@ import numpy as np
 import torch
 import warp as wp
 
-import track_gen as tg
-from track_gen.course import Course, StepResult
+from track_gen.course import StepResult
 from track_gen.exec import mask_to_active
 from track_gen.rng import name_key, stream_state
-from track_gen.tools import Component
 from track_gen.tools.checkpoints import jitter_position
 
+from track_gen_isaac.course_build import build_course  # noqa: F401  (re-exported: part of this module's API)
 from track_gen_isaac.course_cfg import CourseCfg
 from track_gen_isaac.course_stats import EpisodeStats
 
@@ -103,45 +101,6 @@ def course_seed(cfg: CourseCfg, env_cfg: Any) -> int:
         return int(cfg.seed)
     s = getattr(env_cfg, "seed", None)
     return 0 if s is None else int(s)
-
-
-def _make_extra(entry, where: str):
-    if isinstance(entry, Component):
-        if entry.attached:
-            raise ValueError(f"{where}: component {entry.name!r} is already attached to a course; pass a factory")
-        return copy.deepcopy(entry)
-    if callable(entry):
-        comp = entry()
-        if not isinstance(comp, Component):
-            raise TypeError(f"{where}: factory {entry!r} returned {type(comp).__name__}, not a track_gen Component")
-        return comp
-    raise TypeError(f"{where}: expected a Component, a component class or a factory, got {entry!r}")
-
-
-def build_course(cfg: CourseCfg, num_envs: int, device: str, *, seed: int, rank: int = 0) -> Course:
-    """The course a CourseCfg stands for, for ``num_envs`` envs on ``device`` (not bound).
-
-    Seeds: ``SeedState(num_envs, device, seed, env_offset=rank * num_envs)``.
-    """
-    from track_gen import tools
-
-    cfg.validate_config()
-    E = int(num_envs)
-    gen = cfg.generator_config(E, device)
-    seeds = tg.SeedState(E, device, int(seed), env_offset=int(rank) * E)
-    extra = [_make_extra(x, f"CourseCfg.extra[{i}]") for i, x in enumerate(cfg.extra)]
-    if cfg.mode == "track":
-        if cfg.localizer:
-            extra = [tools.TrackLine(), tools.Localizer(warm_window=cfg.localize_window, source="centerline"), *extra]
-        return Course.track(gen, checkpoint_spacing=float(cfg.checkpoint_spacing), collision=cfg.collision,
-                            max_checkpoints=cfg.max_checkpoints, extra=extra, seeds=seeds)
-    collision = cfg.collision
-    if collision == "frame":
-        collision = tools.FrameCollision(float(cfg.half_height))
-    elif collision is not None:
-        collision = float(collision)
-    return Course.gates(gen, collision=collision, samples_per_gate=int(cfg.samples_per_gate),
-                        localize_window=cfg.localize_window, extra=extra, seeds=seeds)
 
 
 @wp.kernel

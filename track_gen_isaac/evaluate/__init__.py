@@ -4,8 +4,10 @@
 
     python -m track_gen_isaac.evaluate --list
     python -m track_gen_isaac.evaluate --checkpoint logs/rsl_rl/trackgen_drone_gates/<run> --suite gates-v1
+    python -m track_gen_isaac.evaluate --checkpoint <run> --layout track_gen/layouts/data/lsy_level0.toml
 
 * :mod:`~track_gen_isaac.evaluate.suites`: the suites (task, course config, held-out seed).
+* :mod:`~track_gen_isaac.evaluate.layout_suite`: a suite of one real layout file (``--layout``).
 * :mod:`~track_gen_isaac.evaluate.rollout`: the suite's env, the checkpoint's policy, one run per course.
 * :mod:`~track_gen_isaac.evaluate.reference`: each course's minimum-time reference (:mod:`track_gen.min_time`).
 * :mod:`~track_gen_isaac.evaluate.metrics`: per-course rows, aggregates, 95% bootstrap intervals.
@@ -20,7 +22,7 @@ from track_gen_isaac.evaluate.suites import SUITES, Suite, get_suite, list_suite
 __all__ = ["evaluate", "SUITES", "Suite", "get_suite", "list_suites", "suite_of_task"]
 
 
-def evaluate(checkpoint, suite: str = "gates-v1", **kwargs) -> dict:
+def evaluate(checkpoint, suite=None, **kwargs) -> dict:
     """See :func:`track_gen_isaac.evaluate.run.evaluate`."""
     from track_gen_isaac.evaluate.run import evaluate as _evaluate
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from track_gen.plot import draw_course
 
-__all__ = ["plot_ratio_histogram", "plot_best_worst", "rank_courses"]
+__all__ = ["plot_ratio_histogram", "plot_best_worst", "plot_layout_paths", "rank_courses"]
 
 DPI = 110
 
@@ -62,7 +62,7 @@ def rank_courses(rows: list[dict]) -> list[int]:
 def _path_panel(ax, course: dict, pos: np.ndarray, speed: np.ndarray, vmax: float, title: str):
     from matplotlib.collections import LineCollection
 
-    extent = draw_course(ax, course)
+    extent = draw_course(ax, {k: v for k, v in course.items() if k != "poles"})
     xy = pos[:, :2]
     seg = np.stack([xy[:-1], xy[1:]], axis=1)
     lc = LineCollection(seg, cmap="viridis", linewidths=2.2, zorder=5)
@@ -82,8 +82,15 @@ def _path_panel(ax, course: dict, pos: np.ndarray, speed: np.ndarray, vmax: floa
 
 
 def _title(label: str, r: dict) -> str:
-    lap = f"lap {r['lap_s']:.2f} s = {r['lap_time_ratio']:.2f} x ref {r['reference_lap_s']:.2f} s" \
-        if np.isfinite(r["lap_s"]) else f"no flying lap (ref {r['reference_lap_s']:.2f} s)"
+    one_pass = not np.isfinite(r["reference_lap_s"]) and np.isfinite(r["reference_first_lap_s"])
+    if np.isfinite(r["lap_s"]):
+        lap = f"lap {r['lap_s']:.2f} s = {r['lap_time_ratio']:.2f} x ref {r['reference_lap_s']:.2f} s"
+    elif one_pass and np.isfinite(r["first_lap_s"]):  # a one-pass course: its time is the first lap
+        lap = f"pass {r['first_lap_s']:.2f} s = {r['first_lap_ratio']:.2f} x ref {r['reference_first_lap_s']:.2f} s"
+    elif one_pass:
+        lap = f"not finished (ref {r['reference_first_lap_s']:.2f} s)"
+    else:
+        lap = f"no flying lap (ref {r['reference_lap_s']:.2f} s)"
     return f"{label}: course {r['course']}, {r['gates']} gates, {r['end']}\n{lap}"
 
 
@@ -100,5 +107,53 @@ def plot_best_worst(path: Path, rows: list[dict], courses: dict[int, dict], pos:
         lc = _path_panel(ax, courses[c], pos[:n, c], speed[:n, c], vmax, _title(label, rows[c]))
     axes[0].set_ylabel("y [m]")
     fig.colorbar(lc, ax=list(axes), label="speed [m/s]", shrink=0.85)
+    fig.savefig(path, dpi=DPI)
+    return path
+
+
+#: path colour per ending in :func:`plot_layout_paths`
+END_COLORS = {"laps": "#2ca02c", "time_out": "#7f7f7f", "crash": "#d62728", "missed": "#ff7f0e",
+              "off_course": "#9467bd", "off_track": "#9467bd", "altitude": "#8c564b"}
+
+
+def plot_layout_paths(path: Path, rows: list[dict], courses: dict[int, dict], pos: np.ndarray, speed: np.ndarray,
+                      steps: np.ndarray, title: str) -> Path:
+    """Every run's flown path top down over the layout (course 0's gates and course line; the
+    others differ by the gate jitter), coloured by how the run ended, its end marked with x."""
+    from matplotlib.patches import Circle
+
+    course = courses[0]
+    fig, (ax,) = _figure(12.0, 6.0)
+    extent = draw_course(ax, {k: v for k, v in course.items() if k != "poles"})
+    for p, r in course.get("poles", ()):
+        ax.add_patch(Circle((p[0], p[1]), max(float(r), 0.05), color="k", zorder=4))
+    seen: dict[str, int] = {}
+    pts = [np.concatenate(extent, axis=0)[:, :2]] if extent else []
+    for row in rows:
+        c = row["course"]
+        n = max(int(steps[c]), 2)
+        xy = pos[:n, c, :2]
+        end = "laps" if row["completed"] else row["end"]
+        color = END_COLORS.get(end, "#17becf")
+        label = None if end in seen else end
+        seen[end] = seen.get(end, 0) + 1
+        ax.plot(xy[:, 0], xy[:, 1], color=color, lw=1.0, alpha=0.7, zorder=5, label=label)
+        ax.plot(*xy[-1], "x", color=color, ms=5, zorder=6)
+        pts.append(xy)
+    ax.plot(*pos[0, 0, :2], "o", color="k", ms=5, zorder=7, label="start")
+    allp = np.concatenate(pts, axis=0)
+    lo, hi = allp.min(0), allp.max(0)
+    pad = 0.05 * float((hi - lo).max()) + 0.5
+    ax.set_xlim(lo[0] - pad, hi[0] + pad)
+    ax.set_ylim(lo[1] - pad, hi[1] + pad)
+    ax.set_aspect("equal")
+    done = sum(r["completed"] for r in rows)
+    ax.set_title(f"{title}\n{done} of {len(rows)} runs completed; endings: "
+                 + ", ".join(f"{k} {v}" for k, v in sorted(seen.items())), fontsize=9)
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles, [("completed" if lb == "laps" else lb) for lb in labels], fontsize=8, loc="best")
+    fig.tight_layout()
     fig.savefig(path, dpi=DPI)
     return path

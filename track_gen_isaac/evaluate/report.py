@@ -65,6 +65,10 @@ def write_markdown(path: Path, result: dict) -> Path:
                   f"({veh['max_accel_mps2']:.2f} m/s^2) in any direction, gravity, no drag "
                   "(`track_gen.min_time`). A ratio of 1 is the physical limit of this line.", "",
                   "![lap-time ratios](lap_time_ratio.png)", "", "![best and worst course](best_worst.png)", ""]
+        if suite.get("layout"):
+            lines += [f"Layout file: `{suite['layout']}`. A one-pass layout is flown once: its time is the first "
+                      "lap (standing start to the last gate) and its ratio the first-lap ratio.", "",
+                      "![every run over the layout](paths.png)", ""]
     t = result.get("timing", {})
     for name, tm in t.items():
         lines.append(f"Wall time ({name}, {result['device']}): {tm['total_s']:.0f} s in all, reference "

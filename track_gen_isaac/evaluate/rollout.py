@@ -5,7 +5,8 @@ The suite's env is its training task's cfg with: ``num_envs`` = the number of co
 course seed of the suite, no ``regenerate_course`` (a course stays at generation 0, and its
 progress state is not reset: an episode's last events are read after the env's automatic
 reset), every run from the course start, the suite's lap count and time limit, no
-markers. Only each env's first episode counts; an env that has ended keeps flying unrecorded
+markers (a layout suite: the task's env flying the layout, see
+:mod:`~track_gen_isaac.evaluate.layout_suite`). Only each env's first episode counts; an env that has ended keeps flying unrecorded
 until every env has ended.
 """
 
@@ -49,7 +50,12 @@ def build_env(suite: Suite, num_courses: int, device: str):
     cfg.seed = int(suite.seed)
     cfg.course.seed = int(suite.seed)
     cfg.course.debug_vis = False
-    cfg.course.generator = {**dict(cfg.course.generator or {}), **suite.course}
+    if suite.layout is not None:  # a suite of one real layout: every env flies it
+        from track_gen_isaac.evaluate.layout_suite import apply_layout
+
+        apply_layout(cfg, suite)
+    else:
+        cfg.course.generator = {**dict(cfg.course.generator or {}), **suite.course}
     cfg.episode_length_s = float(suite.time_limit_s)
     # no course event: the course stays at generation 0 and its progress is never reset, so the
     # events of an episode's last step (the final lap) survive the env's automatic reset
@@ -180,6 +186,9 @@ def fly(env, act, laps: int) -> Flight:
                     fail = [n for n in hit if n not in NOT_FAILURE]
                     end[e] = fail[0] if fail else (hit[0] if hit else "time_out")
                     steps[e] = k
+                # their flight is recorded: restart their progress too, or a finished course's lap
+                # count would end (and reset) its env again on every step until the others finish
+                ec.reset_course(np.nonzero(ended)[0])
             live &= ~done
     steps[live] = k
     for e in np.nonzero(live)[0]:
@@ -198,6 +207,9 @@ def course_snapshot(ec, e: int) -> dict:
         out["gates"] = {"pos": r.pos.numpy()[e].copy(), "yaw": r.yaw.numpy()[e].copy(),
                         "width": float(r.width.numpy()[e]), "count": int(r.count.numpy()[e]),
                         "closed": out["closed"]}
+        m = int(r.obstacle_count.numpy()[e]) if getattr(r, "obstacle_count", None) is not None else 0
+        if m:  # poles (a layout's): base centre and radius, for the pictures
+            out["poles"] = list(zip(r.obstacle_pos.numpy()[e, :m].tolist(), r.obstacle_radius.numpy()[e, :m].tolist()))
     else:
         out["half_width"] = r.half_width.numpy()[e].astype(np.float64)
         k = r.xy.shape[1]

@@ -86,10 +86,16 @@ def _clean(x):
     return x
 
 
-def evaluate(checkpoint, suite: str | Suite = "gates-v1", *, num_courses: int = 256, out=None, device: str | None = None,
-             baselines: bool = True, ds: float = 0.05, figures: bool = True) -> dict:
+def evaluate(checkpoint, suite: str | Suite | None = None, *, layout=None, lsy_axis: str | None = None,
+             num_courses: int = 256, out=None, device: str | None = None, baselines: bool = True, ds: float = 0.05,
+             figures: bool = True) -> dict:
     """Evaluate ``checkpoint`` (a ``model_<it>.pt`` or a run folder: its newest model) on ``suite``
-    (a name of :data:`~track_gen_isaac.evaluate.suites.SUITES` or a :class:`Suite`).
+    (a name of :data:`~track_gen_isaac.evaluate.suites.SUITES` or a :class:`Suite`; default
+    ``gates-v1``), or on one real ``layout`` file (a suite of one layout, flown ``num_courses``
+    times from its start pose with the gates jittered by its tolerance, named after the layout:
+    :func:`~track_gen_isaac.evaluate.layout_suite.layout_suite`; ``lsy_axis`` for an
+    lsy_drone_racing level file). A layout suite also writes ``paths.png``: every run's path over
+    the layout.
 
     Returns the ``eval.json`` dict (``result["suites"][suite]`` holds the aggregates, their
     ``_ci95`` intervals, ``baselines`` and the per-course ``courses`` rows). Raises ValueError for
@@ -98,7 +104,16 @@ def evaluate(checkpoint, suite: str | Suite = "gates-v1", *, num_courses: int = 
     from track_gen_isaac.evaluate import figures as P
     from track_gen_isaac.evaluate.report import write_markdown
 
-    s = get_suite(suite)
+    if layout is not None:
+        if suite is not None:
+            raise ValueError(f"evaluate: pass a suite ({suite!r}) or a layout ({layout!r}), not both")
+        from track_gen_isaac.evaluate.layout_suite import layout_suite
+
+        s = layout_suite(layout, lsy_axis=lsy_axis)
+    else:
+        if lsy_axis is not None:
+            raise ValueError("evaluate: lsy_axis applies to a layout file; pass layout= too")
+        s = get_suite("gates-v1" if suite is None else suite)
     if isinstance(num_courses, bool) or not isinstance(num_courses, int) or num_courses < 1:
         raise ValueError(f"num_courses: expected an int >= 1, got {num_courses!r}")
     ckpt = _resolve_checkpoint(checkpoint)
@@ -127,6 +142,9 @@ def evaluate(checkpoint, suite: str | Suite = "gates-v1", *, num_courses: int = 
             P.plot_ratio_histogram(tmp / "lap_time_ratio.png", rows["policy"],
                                    f"{s.name}: {num_courses} courses, {Path(ckpt).name}")
             P.plot_best_worst(tmp / "best_worst.png", rows["policy"], meta["courses"], f.pos, f.speed, f.steps)
+            if s.layout is not None:
+                P.plot_layout_paths(tmp / "paths.png", rows["policy"], meta["courses"], f.pos, f.speed, f.steps,
+                                    f"{s.name}: {num_courses} runs of {Path(ckpt).name}")
         if out_dir.exists():
             shutil.rmtree(out_dir)
         out_dir.parent.mkdir(parents=True, exist_ok=True)

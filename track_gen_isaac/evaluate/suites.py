@@ -52,6 +52,10 @@ class Suite:
         laps: laps to fly; completing them ends the run on that course.
         time_limit_s: the run on a course ends after this time at the latest.
         description: one line for ``--list``.
+        layout: a suite of one real layout (:mod:`~track_gen_isaac.evaluate.layout_suite`): the
+            layout file every course flies (``course`` then holds ``CourseCfg.layout_options``,
+            e.g. the ``jitter_pos`` of its tolerance); None for a procedural suite.
+        lsy_axis: the gate-pass axis of an lsy_drone_racing level file (``layout`` only).
     """
 
     name: str
@@ -61,14 +65,19 @@ class Suite:
     laps: int = 2
     time_limit_s: float = 30.0
     description: str = ""
+    layout: str | None = None
+    lsy_axis: str | None = None
 
     @property
     def family(self) -> str:
-        return self.name.rsplit("-v", 1)[0]
+        """``gates`` of ``gates-v1``; a layout suite's name (it has no version)."""
+        head, sep, tail = self.name.rpartition("-v")
+        return head if sep and tail.isdigit() else self.name
 
     @property
-    def version(self) -> int:
-        return int(self.name.rsplit("-v", 1)[1])
+    def version(self) -> int | None:
+        head, sep, tail = self.name.rpartition("-v")
+        return int(tail) if sep and tail.isdigit() else None
 
     def to_dict(self) -> dict:
         return {**asdict(self), "family": self.family, "version": self.version}

@@ -1,0 +1,95 @@
+"""A suite of one real layout: ``evaluate(checkpoint, layout=FILE)`` / ``--layout FILE``.
+
+The layout (a ``track_gen.layouts`` file, or an lsy_drone_racing config with ``lsy_axis``) is
+flown from its start pose ``num_courses`` times, once per env: every env flies the same layout
+(``CourseCfg.layouts``), each with its own draw of the gate positions within the layout's
+per-gate tolerance (``jitter_pos`` = the largest ``tolerance`` of its gates, as lsy_drone_racing
+randomizes its levels; tolerance 0: every run flies the nominal gates). The task is the one its
+kind is trained on (a gate layout: ``TrackGen-Drone-Gates-v0``; a band track:
+``TrackGen-Drone-Track-v0``); a one-pass layout is flown once (1 lap: the run ends at its last
+gate), a loop twice. The suite is named after the layout (its ``name``, else the file stem).
+
+What changes in the task's env besides the course (:func:`apply_layout`): the altitude band of
+the ``altitude`` termination is widened to hold the layout -- its floor below the start height
+(lsy_drone_racing starts on the ground, 1 cm up), its ceiling 1 m above the highest gate frame --
+so that a run is not ended for flying where the layout's gates are. Nothing else (observations,
+vehicle, the other terminations) changes: a policy trained on procedural courses is evaluated
+zero-shot.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from track_gen_isaac.evaluate.suites import Suite
+
+__all__ = ["LAYOUT_SEED", "layout_suite", "apply_layout", "load_suite_layout"]
+
+#: the course seed of layout suites (draws the gate jitter; in the reserved range)
+LAYOUT_SEED = 1_000_000_301
+
+_TASKS = {"gates": "TrackGen-Drone-Gates-v0", "track": "TrackGen-Drone-Track-v0"}
+
+
+def load_suite_layout(path, lsy_axis: str | None = None):
+    """The one layout of ``path`` (a file); ValueError for a folder or a file of several."""
+    from track_gen.layouts import load
+
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"layout: {p} is a folder; --layout takes one layout file (evaluate each file on its own)")
+    return load(p, lsy_axis=lsy_axis)
+
+
+def layout_suite(path, *, lsy_axis: str | None = None, time_limit_s: float = 30.0, laps: int | None = None,
+                 jitter: float | None = None) -> Suite:
+    """The :class:`Suite` of one layout file: named after the layout, gate positions jittered by
+    its tolerance (or ``jitter`` [m]), 1 lap for a one-pass layout and 2 for a loop (or ``laps``)."""
+    from track_gen.layouts import GateLayout
+
+    lay = load_suite_layout(path, lsy_axis)
+    kind = "gates" if isinstance(lay, GateLayout) else "track"
+    options: dict = {}
+    if kind == "gates":
+        # the shortest decimal of the float32 tolerance (0.2, not 0.20000000298...): the same float32 on device
+        tol = float(str(np.max(lay.tolerance))) if jitter is None else float(jitter)
+        if not (np.isfinite(tol) and tol >= 0.0):
+            raise ValueError(f"jitter: expected a finite number >= 0 [m], got {tol!r}")
+        if tol > 0.0:
+            options["jitter_pos"] = tol
+        shape = f"{lay.num_gates} gates, {lay.width[0]:g} m openings"
+        spread = f", gates jittered by up to {tol:g} m in x and y (its tolerance)" if tol > 0 else ", nominal gates"
+    else:
+        shape, spread = f"a band track of {lay.num_points} points", ""
+    name = lay.name or Path(path).stem
+    n_laps = int(laps) if laps is not None else (2 if lay.closed else 1)
+    how = "a loop" if lay.closed else "one pass"
+    return Suite(name, _TASKS[kind], LAYOUT_SEED, options, laps=n_laps, time_limit_s=float(time_limit_s),
+                 description=f"real layout {name!r} ({shape}, {how}) from its start pose{spread}; "
+                             f"source: {lay.source or str(path)}",
+                 layout=str(Path(path).resolve()), lsy_axis=lsy_axis)
+
+
+def apply_layout(cfg, suite: Suite) -> None:
+    """Make the task cfg ``cfg`` fly ``suite``'s layout (see the module docstring)."""
+    lay = load_suite_layout(suite.layout, suite.lsy_axis)
+    cfg.course.layouts = suite.layout
+    options = dict(suite.course)
+    if suite.lsy_axis is not None:
+        options["lsy_axis"] = suite.lsy_axis
+    cfg.course.layout_options = options
+    cfg.course.layout_recenter = False
+    alt = getattr(getattr(cfg, "terminations", None), "altitude", None)
+    if alt is None or not isinstance(getattr(alt, "params", None), dict):
+        return
+    if hasattr(lay, "num_gates"):
+        top = float(np.max(lay.pos[:, 2] + 0.5 * lay.height + lay.frame_thickness))
+        start = float(lay.start_pos[2])
+    else:
+        top, start = float(np.max(lay.centerline[:, 2])), float(np.min(lay.centerline[:, 2]))
+    lo = float(alt.params.get("min_height", 0.0))
+    hi = float(alt.params.get("max_height", top + 1.0))
+    alt.params["min_height"] = min(lo, 0.5 * start) if start > 0 else lo
+    alt.params["max_height"] = max(hi, top + 1.0)
