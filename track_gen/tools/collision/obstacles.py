@@ -7,7 +7,7 @@ import warp as wp
 
 from track_gen.math import BIG
 from track_gen.tools._common import real
-from track_gen.tools.collision.pose import CollisionBase, body_pose, write, write_nan, write_none
+from track_gen.tools.collision.pose import CollisionBase, body_pose, prism_gap, write, write_nan, write_none
 from track_gen.tools.component import check_name as _name
 
 __all__ = ["ObstacleCollision"]
@@ -57,23 +57,7 @@ def _pole_kernel(valid: wp.array(dtype=wp.int32), opos: wp.array2d(dtype=wp.vec3
         mid = q[2] + 0.5 * oheight[e, k]
         dzs = p3[2] - mid
         dz = wp.abs(dzs) - (half_height + 0.5 * oheight[e, k])
-        zsgn = wp.where(dzs < 0.0, -1.0, 1.0)
-        sd = float(0.0)
-        nv = wp.vec3f(0.0, 0.0, 0.0)
-        if dxy > 0.0 or dz > 0.0:
-            px = wp.max(dxy, 0.0)
-            pz = wp.max(dz, 0.0)
-            sd = wp.sqrt(px * px + pz * pz)
-            nv = wp.vec3f(dir2[0] * px, dir2[1] * px, zsgn * pz)
-            lv = wp.length(nv)
-            if lv > 0.0:
-                nv = nv / lv
-        elif dxy >= dz:
-            sd = dxy
-            nv = wp.vec3f(dir2[0], dir2[1], 0.0)
-        else:
-            sd = dz
-            nv = wp.vec3f(0.0, 0.0, zsgn)
+        sd, nv = prism_gap(dxy, dir2, dzs, dz)
         if sd < best:
             best = sd
             bidx = k

@@ -14,7 +14,7 @@ from track_gen.tools._common import ORIGIN_INPUT, env_position, no_origin, origi
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.types import Contacts
 
-__all__ = ["FAR", "NAN_POSE_CLEARANCE", "POSE_INPUTS", "POSE_LIMIT", "CollisionBase", "body_pose", "write", "write_nan",
+__all__ = ["FAR", "NAN_POSE_CLEARANCE", "POSE_INPUTS", "POSE_LIMIT", "prism_gap", "CollisionBase", "body_pose", "write", "write_nan",
            "write_none"]
 
 #: clearance reported when an env has no obstacle (invalid course, no gates) [m]
@@ -59,6 +59,33 @@ def body_pose(e: int, pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.v
     h = ext[e]
     u, v = quat_yaw_axes(q)
     return pose_finite(p, q, h), p, wp.vec2f(p[0], p[1]), u, v, wp.abs(h[0]), wp.abs(h[1])
+
+
+@wp.func
+def prism_gap(dxy: float, dir2: wp.vec2f, dzs: float, dz: float):
+    """Signed distance and outward unit normal between two upright prisms from their plan-view
+    signed distance ``dxy`` (direction ``dir2``, body away from the obstacle) and their vertical gap
+    ``dz`` (``dzs``: the body's centre height relative to the obstacle's middle, for the sign).
+    Apart in plan or in height: the Euclidean combination of both gaps; overlapping in both: the
+    shallower way out."""
+    zsgn = wp.where(dzs < 0.0, -1.0, 1.0)
+    sd = float(0.0)
+    nv = wp.vec3f(0.0, 0.0, 0.0)
+    if dxy > 0.0 or dz > 0.0:
+        px = wp.max(dxy, 0.0)
+        pz = wp.max(dz, 0.0)
+        sd = wp.sqrt(px * px + pz * pz)
+        nv = wp.vec3f(dir2[0] * px, dir2[1] * px, zsgn * pz)
+        lv = wp.length(nv)
+        if lv > 0.0:
+            nv = nv / lv
+    elif dxy >= dz:
+        sd = dxy
+        nv = wp.vec3f(dir2[0], dir2[1], 0.0)
+    else:
+        sd = dz
+        nv = wp.vec3f(0.0, 0.0, zsgn)
+    return sd, nv
 
 
 # ------------------------------------------------------------------------------------------------
