@@ -209,6 +209,7 @@ class Course(metaclass=_CourseType):
     checkpoint_sampler = property(lambda self: self._utility("checkpoints"), doc="utility of 'checkpoints' or None")
     course_line = property(lambda self: self._utility("centerline"), doc="utility of 'centerline' or None")
     props = property(lambda self: self._utility("props"), doc="utility of 'props' or None")
+    depth_camera = property(lambda self: self._utility("depth_camera"), doc="utility of 'depth_camera' or None")
 
     @property
     def checkpoints(self):

@@ -13,6 +13,7 @@ collision, one package) per family:
 ``localizer``      :class:`Localizer` (the track frame)
 ``heightfield``    :class:`HeightFieldBake`
 ``props``          :class:`Props` (scene object transforms)
+``depth/``         :class:`DepthCamera` (depth images ray cast against the course)
 ``_common``        rules and device helpers two or more components share (private)
 =================  =================================================================================
 
@@ -38,6 +39,7 @@ from track_gen.tools.centerline import CenterlineFromGates, TrackLine
 from track_gen.tools.collision import BandCollision, DiscCollision, FrameCollision, ObstacleCollision
 from track_gen.tools.checkpoints import CheckpointSampler, Checkpoints, GateCheckpoints
 from track_gen.tools.component import Component, InputSpec
+from track_gen.tools.depth import DepthCamera, DepthResult
 from track_gen.tools.heightfield import HeightField, HeightFieldBake
 from track_gen.tools.localizer import Localizer
 from track_gen.tools.progress import Progress
@@ -47,6 +49,7 @@ from track_gen.tools.types import CheckpointSet, Contacts, CourseLine, ProgressE
 __all__ = [
     "BandCollision", "DiscCollision", "FrameCollision", "ObstacleCollision", "CenterlineFromGates", "CheckpointSampler", "CheckpointSet",
     "Checkpoints", "Component", "Contacts", "CourseLine", "GateCheckpoints", "HeightField", "HeightFieldBake",
+    "DepthCamera", "DepthResult",
     "InputSpec", "Localizer", "PARK_POSITION", "Progress", "ProgressEvents", "PropSet", "Props", "TrackFrame",
     "TrackLine",
 ]

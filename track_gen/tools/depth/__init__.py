@@ -1,0 +1,11 @@
+"""Depth without a renderer: :class:`DepthCamera`, a per-env pinhole depth camera ray cast
+exactly against the course's analytic geometry (gate bars as boxes, posts and poles as
+cylinders, band walls as vertical quads, the ground plane), inside the captured step.
+
+Modules: :mod:`.rays` (the ray-primitive device functions), :mod:`.image` (the pinhole rays and
+the image kernel), :mod:`.ring` (the range ring), :mod:`.camera` (the component).
+"""
+
+from track_gen.tools.depth.camera import DepthCamera, DepthResult, camera_rays
+
+__all__ = ["DepthCamera", "DepthResult", "camera_rays"]

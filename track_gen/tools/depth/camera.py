@@ -1,0 +1,237 @@
+""":class:`DepthCamera`: a per-env pinhole depth camera cast exactly against the course itself.
+
+One thread per (env, image row) in ``step`` (:mod:`.image`; the optional range ring in
+:mod:`.ring`); the rays meet the gate frames' bars (boxes), the gate posts and pole obstacles
+(upright cylinders), the band walls (vertical quads along both band edges) and the ground plane,
+with the functions of :mod:`~track_gen.tools.depth.rays`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import warp as wp
+
+from track_gen.tools._common import ORIGIN_INPUT, chunking, no_origin, origin_args, real
+from track_gen.tools.collision.edges import launch_edges
+from track_gen.tools.component import Component, InputSpec
+from track_gen.tools.component import check_name as _name
+from track_gen.tools.depth.image import camera_rays, depth_kernel, row_planes
+from track_gen.tools.depth.ring import ring_kernel, ring_rays
+
+__all__ = ["DepthCamera", "DepthResult", "MAX_RESOLUTION", "camera_rays", "row_planes"]
+
+#: the largest image side (pixels) a DepthCamera accepts
+MAX_RESOLUTION = 4096
+#: the conventions of ``DepthCamera(convention=...)``
+CONVENTIONS = ("distance", "z")
+
+
+@dataclass
+class DepthResult:
+    """What a :class:`DepthCamera` writes each step."""
+
+    depth: wp.array
+    """[E, H, W] float32 depth [m]: row 0 is the top of the image, column 0 its left."""
+    ranges: wp.array = None
+    """[E, N] float32 ranges of the ``ring=N`` rays [m] (distance along the ray); None without a ring."""
+
+
+# ------------------------------------------------------------------------------------------------
+# the component
+# ------------------------------------------------------------------------------------------------
+def _int_arg(what: str, value, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{what}: expected an int in {lo} ... {hi} pixels, got {value!r}")
+    if not lo <= int(value) <= hi:
+        raise ValueError(f"{what}: expected {lo} ... {hi} pixels, got {value!r}")
+    return int(value)
+
+
+class DepthCamera(Component):
+    """A pinhole depth camera per env, ray cast exactly against the course (no renderer, no mesh).
+
+    Camera: ``width`` x ``height`` pixels, horizontal field of view ``fov_deg``, square pixels,
+    one ray through each pixel centre (:func:`camera_rays`). Mounted at ``offset`` in the body
+    frame (x forward, y left, z up), looking along body x pitched down by ``pitch_deg``; the full
+    body orientation (``orientation``, normalized) turns the mount. Image row 0 is the top,
+    column 0 the left.
+
+    Scene (env frame): the ground plane ``z = 0`` (``ground=True``); on gate courses the four bars
+    of every gate frame, boxes exactly as :class:`~track_gen.tools.FrameCollision` defines them,
+    and with a post radius two upright cylinders per gate at the side bars' centres from the
+    ground to the frame's top (``pos.z + height / 2 + thickness``), and every pole obstacle
+    (``result.obstacle_*``, upright cylinders with caps); on band tracks vertical walls
+    ``wall_height`` tall standing on both band edges (the centerline ``z`` under each edge point;
+    0 disables them). Surfaces are two-sided.
+
+    Depth: ``convention="distance"`` (default) the Euclidean distance from the camera centre
+    along the ray to the first surface; ``"z"`` its component along the optical axis (the
+    z-buffer depth). Surfaces nearer than ``near`` are ignored (the ray passes through; in the
+    ``"z"`` convention ``near`` and ``far`` are planes, else spheres). A pixel whose ray meets
+    nothing before ``far`` reads ``far``. An env whose position, orientation or origin is
+    non-finite, a zero quaternion, or a position beyond ``POSE_LIMIT`` (1e6 m) reads ``far`` in
+    every pixel; other envs are unaffected.
+
+    Range ring (``ring=N > 0``): N more rays from the mount point in the body's xy plane (turned
+    by the full orientation, not pitched), ray k at ``2 pi k / N`` from body x counter-clockwise;
+    ``result.ranges`` [E, N] holds the distance along each ray with the same scene, ``near``,
+    ``far`` and special rows as the image.
+
+    Inputs: ``position`` [E] vec3f, ``orientation`` [E] quatf (x, y, z, w), optional ``origin``
+    [E] vec3f (world-frame positions; the env frame is ``position - origin``) and ``render`` [E]
+    int32 (when bound only envs with ``render != 0`` are drawn; the others' rows are untouched).
+
+    Cost: stateless, one thread per (env, image row) in ``step`` (and one per (env, ring ray)).
+    A row's rays share a plane through the camera centre: each gate, post or pole is tested only
+    on the pixels of the row its bounding sphere (or, upright cylinders, the part of the axis
+    near the plane) can cover; band walls through the edges' chunk boxes, then the segments of
+    the chunks the ray crosses. ``on_generate`` bakes the band edges (tracks only); gate courses
+    are read from the generator's arrays in ``step``. Regenerating needs no re-recording.
+
+    Args:
+        width, height: image size [pixels], 1 ... 4096 each.
+        fov_deg: horizontal field of view, in (0, 180) degrees.
+        near, far: clipping distances [m], ``0 <= near < far``.
+        offset: mount position in the body frame [m].
+        pitch_deg: downward pitch of the optical axis [deg], in [-90, 90].
+        convention: ``"distance"`` or ``"z"``.
+        wall_height: band walls' height [m] (>= 0; 0: no walls).
+        post_radius: gate posts: ``"auto"`` takes the radius of the course's ``DiscCollision``
+            (named "collision") if it has one, else none; a number > 0 sets it; None or 0: none.
+        ground: cast against the ground plane.
+        ring: number of range rays (0: none).
+        name: component name.
+    """
+
+    name = "depth_camera"
+    inputs = {"position": InputSpec(wp.vec3f), "orientation": InputSpec(wp.quatf), "origin": ORIGIN_INPUT,
+              "render": InputSpec(wp.int32, required=False)}
+    topology = ("gates", "track")
+
+    def __init__(self, width: int, height: int, fov_deg: float, near: float, far: float,
+                 offset=(0.0, 0.0, 0.0), pitch_deg: float = 0.0, *, convention: str = "distance",
+                 wall_height: float = 0.3, post_radius="auto", ground: bool = True, ring: int = 0,
+                 name: str = "depth_camera"):
+        self.width = _int_arg("width", width, 1, MAX_RESOLUTION)
+        self.height = _int_arg("height", height, 1, MAX_RESOLUTION)
+        fov = real("fov_deg", fov_deg)
+        if not 0.0 < fov < 180.0:
+            raise ValueError(f"fov_deg: expected a horizontal field of view in (0, 180) degrees, got {fov_deg!r}")
+        self.fov_deg = fov
+        self.near = real("near", near)
+        if self.near < 0.0:
+            raise ValueError(f"near: expected a distance >= 0 [m], got {near!r}")
+        self.far = real("far", far)
+        if not self.far > self.near:
+            raise ValueError(f"far: expected far > near ({self.near:g} m), got {far!r}")
+        try:
+            off = tuple(offset)
+        except TypeError:
+            raise TypeError(f"offset: expected (x, y, z) in the body frame [m], got {offset!r}") from None
+        if len(off) != 3:
+            raise ValueError(f"offset: expected 3 numbers (x, y, z) [m], got {offset!r}")
+        self.offset = tuple(real(f"offset[{i}]", v) for i, v in enumerate(off))
+        self.pitch_deg = real("pitch_deg", pitch_deg)
+        if not -90.0 <= self.pitch_deg <= 90.0:
+            raise ValueError(f"pitch_deg: expected -90 ... 90 degrees, got {pitch_deg!r}")
+        if convention not in CONVENTIONS:
+            raise ValueError(f"convention: expected one of {CONVENTIONS}, got {convention!r}")
+        self.convention = convention
+        self.wall_height = real("wall_height", wall_height)
+        if self.wall_height < 0.0:
+            raise ValueError(f"wall_height: expected a height >= 0 [m], got {wall_height!r}")
+        if isinstance(post_radius, str) and post_radius != "auto":
+            raise ValueError(f"post_radius: expected 'auto', None or a radius >= 0 [m], got {post_radius!r}")
+        if post_radius is not None and not isinstance(post_radius, str):
+            r = real("post_radius", post_radius)
+            if r < 0.0:
+                raise ValueError(f"post_radius: expected a radius >= 0 [m], got {post_radius!r}")
+            post_radius = r
+        self._post_arg = post_radius
+        self.post_radius = 0.0
+        self.ground = bool(ground)
+        if isinstance(ring, bool) or not isinstance(ring, numbers.Integral) or not 0 <= int(ring) <= 65536:
+            raise ValueError(f"ring: expected a number of range rays in 0 ... 65536, got {ring!r}")
+        self.ring = int(ring)
+        self.name = _name(name)
+
+    # -- hooks ------------------------------------------------------------------------------------
+    def attach(self, ctx) -> None:
+        E, dev, r = ctx.num_envs, ctx.device, ctx.result
+        H, W = self.height, self.width
+        rays, cosines = camera_rays(W, H, self.fov_deg, self.pitch_deg)
+        self.rays = wp.array(rays.astype(np.float32), dtype=wp.vec3f, device=dev)
+        self.cosines = wp.array(cosines.astype(np.float32), dtype=wp.float32, device=dev)
+        normals, axes, lens = row_planes(W, H, self.fov_deg, self.pitch_deg)
+        self.row_normals = wp.array(normals.astype(np.float32), dtype=wp.vec3f, device=dev)
+        self.row_axes = wp.array(axes.astype(np.float32), dtype=wp.vec3f, device=dev)
+        self.row_len = wp.array(lens.astype(np.float32), dtype=wp.float32, device=dev)
+        self._focal = float(0.5 * W / math.tan(0.5 * math.radians(self.fov_deg)))
+        self.result = DepthResult(depth=wp.full((E, H, W), self.far, dtype=wp.float32, device=dev))
+        if self.ring > 0:
+            self.ring_dirs = wp.array(ring_rays(self.ring).astype(np.float32), dtype=wp.vec3f, device=dev)
+            self.result.ranges = wp.full((E, self.ring), self.far, dtype=wp.float32, device=dev)
+        self._no_origin = no_origin(dev)
+        self._no_render = wp.zeros(1, dtype=wp.int32, device=dev)
+        self.family = ctx.family
+        if self._post_arg == "auto":
+            peer = ctx.peer("collision")
+            self.post_radius = float(getattr(peer, "radius", 0.0) or 0.0) if peer is not None else 0.0
+        else:
+            self.post_radius = float(self._post_arg or 0.0)
+
+        def ph(dtype, ndim=2):  # a placeholder for a geometry this course does not have (never read)
+            return wp.zeros((1,) * ndim, dtype=dtype, device=dev)
+
+        no_obs = [0, ph(wp.vec3f), ph(wp.float32), ph(wp.float32), ph(wp.int32, 1)]
+        if ctx.family == "gates":
+            self._gates = [1, r.pos, r.normal, r.count, r.width, r.height, r.thickness, self.post_radius]
+            opos = getattr(r, "obstacle_pos", None)
+            has_obs = opos is not None and opos.shape[1] > 0
+            self._obs = [1, opos, r.obstacle_radius, r.obstacle_height, r.obstacle_count] if has_obs else no_obs
+            self._walls = [0.0, ph(wp.vec2f), ph(wp.vec2f), ph(wp.vec4f), ph(wp.float32), 1, 0]
+        else:
+            N = int(r.xy.shape[1])
+            self._K, self._C = chunking(N)
+            self.left = wp.zeros((E, N), dtype=wp.vec2f, device=dev)
+            self.right = wp.zeros((E, N), dtype=wp.vec2f, device=dev)
+            self.boxes = wp.zeros((E, 2 * self._C), dtype=wp.vec4f, device=dev)
+            self._gates = [0, ph(wp.vec3f), ph(wp.vec3f), ph(wp.int32, 1), ph(wp.float32, 1), ph(wp.float32, 1),
+                           ph(wp.float32, 1), 0.0]
+            self._obs = no_obs
+            self._walls = [self.wall_height, self.left, self.right, self.boxes, r.z, self._K, self._C]
+
+    def on_generate(self, ctx, mask) -> None:
+        """Band tracks: the regenerated envs' edges and their chunk boxes (gate courses need no
+        bake: ``step`` reads the generator's arrays)."""
+        if self.family != "gates" and self.wall_height > 0.0:
+            launch_edges(ctx, mask, self._K, self._C, self.left, self.right, self.boxes)
+
+    def step(self, ctx) -> None:
+        b = self._bound or {}
+        render = b.get("render")
+        r = ctx.result
+        wp.launch(depth_kernel, dim=(ctx.num_envs, self.height), device=ctx.device,
+                  inputs=[self._no_render if render is None else render, 0 if render is None else 1,
+                          b["position"], *origin_args(b, self._no_origin), b["orientation"],
+                          self.rays, self.cosines, self.row_normals, self.row_axes, self.row_len, self._focal,
+                          wp.vec3f(*self.offset), self.near, self.far,
+                          1 if self.convention == "z" else 0, 1 if self.ground else 0, r.valid,
+                          *self._gates, *self._obs, *self._walls],
+                  outputs=[self.result.depth])
+        if self.ring > 0:
+            wp.launch(ring_kernel, dim=(ctx.num_envs, self.ring), device=ctx.device,
+                      inputs=[self._no_render if render is None else render, 0 if render is None else 1,
+                              b["position"], *origin_args(b, self._no_origin), b["orientation"], self.ring_dirs,
+                              wp.vec3f(*self.offset), self.near, self.far, 1 if self.ground else 0, r.valid,
+                              *self._gates, *self._obs, *self._walls],
+                      outputs=[self.result.ranges])
+
+    def __repr__(self) -> str:
+        return (f"DepthCamera(width={self.width}, height={self.height}, fov_deg={self.fov_deg:g}, near={self.near:g}, "
+                f"far={self.far:g}, offset={self.offset}, pitch_deg={self.pitch_deg:g}, "
+                f"convention={self.convention!r}, name={self.name!r})")
