@@ -51,7 +51,6 @@ import numpy as np
 import torch
 import warp as wp
 
-from track_gen.course import StepResult
 from track_gen.exec import mask_to_active
 from track_gen.rng import name_key, stream_state
 from track_gen.tools.checkpoints import jitter_position
@@ -228,14 +227,9 @@ class EnvCourse:
         self.root_velocity = wp.zeros(E, dtype=wp.spatial_vectorf, device=self.device)
         self._buffers: dict[Any, wp.array] = {}
         self._torch: dict[int, torch.Tensor] = {}
-        comps = self.course.components
-        # the course's per-step results (the arrays course.step() rewrites in place), readable before any step
-        self.result = StepResult(
-            events=getattr(comps.get("progress"), "result", None),
-            contacts=getattr(comps.get("collision"), "result", None),
-            frame=getattr(comps.get("localizer"), "result", None),
-            valid=self.course.result.valid,
-        )
+        # the course's per-step results (the arrays course.step() rewrites in place, every per-step
+        # component's entry included: obstacles, a depth camera...), readable before any step
+        self.result = self.course.step_result
         self.warp_runtime = _is_warp_env(env)
         self.owner = None  # warp runtime: the term cfg whose term steps the course
         self.stats_owner = None  # warp runtime: the term cfg whose reset logs the episode statistics

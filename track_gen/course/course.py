@@ -210,6 +210,7 @@ class Course(metaclass=_CourseType):
     course_line = property(lambda self: self._utility("centerline"), doc="utility of 'centerline' or None")
     props = property(lambda self: self._utility("props"), doc="utility of 'props' or None")
     depth_camera = property(lambda self: self._utility("depth_camera"), doc="utility of 'depth_camera' or None")
+    step_result = property(lambda self: self._result, doc="the StepResult step() rewrites in place (readable before it)")
 
     @property
     def checkpoints(self):

@@ -60,6 +60,9 @@ def build_env(suite: Suite, num_courses: int, device: str):
     # no course event: the course stays at generation 0 and its progress is never reset, so the
     # events of an episode's last step (the final lap) survive the env's automatic reset
     cfg.events.course = None
+    # the suite fixes its courses: a task's curriculum (e.g. a per-env difficulty) must not move them
+    if getattr(cfg, "curriculum", None) is not None:
+        cfg.curriculum = None
     cfg.events.place = EventTermCfg(func=mdp.place_at_course_start, mode="reset")
     cfg.terminations.laps.params["laps"] = int(suite.laps)
     with warnings.catch_warnings():  # the wrapper resets: the start placement without a course reset is deliberate

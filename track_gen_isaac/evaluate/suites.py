@@ -93,6 +93,8 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
           description="gate loops of 6-10 gates (1 m openings) in a 10 m square, the task's default difficulty"),
     Suite("track-v1", "TrackGen-Drone-Track-v0", 1_000_000_201,
           description="elevated band tracks (0.8 m wide) in a 12 m square, the task's default difficulty"),
+    Suite("gates-hard-v1", "TrackGen-Drone-Gates-Curriculum-v0", 1_000_000_111, course={"difficulty": 1.0},
+          description="gate courses at difficulty 1: figure-8s, hairpins, split-S, climbs to 5.5 m, 1-4 poles"),
 )}
 
 
@@ -182,5 +184,5 @@ def training_overlap(run_dir: str | Path, suite: Suite, ranks: int = 64) -> str 
     return msg
 
 
-_NAME = re.compile(r"^[a-z][a-z0-9_]*-v\d+$")
+_NAME = re.compile(r"^[a-z][a-z0-9_-]*-v\d+$")
 assert all(_NAME.match(n) and s.seed in RESERVED_SEEDS for n, s in SUITES.items())

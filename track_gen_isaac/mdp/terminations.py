@@ -38,14 +38,33 @@ class _at_least(CourseTerm):
         wp.launch(int_at_least_kernel, dim=ec.num_envs, inputs=[src, int(k)], outputs=[out], device=ec.device)
 
 
+@wp.kernel
+def any_hit_kernel(a: wp.array(dtype=wp.int32), b: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.bool)):
+    """out = a >= 1 or b >= 1 (the course's own contacts, or a pole obstacle's)."""
+    e = wp.tid()
+    out[e] = a[e] >= 1 or b[e] >= 1
+
+
 class collided(_at_least):
-    """The robot's box touches an obstacle of the course (``contacts.hit``). Needs ``CourseCfg.collision``."""
+    """The robot's box touches an obstacle of the course (``contacts.hit``), or one of its pole
+    obstacles when the generator draws them (the ``obstacles`` entry that ``Course.gates`` adds).
+    Needs ``CourseCfg.collision``."""
 
     group, field = "contacts", "hit"
 
     def check(self):
         if self.course_cfg.collision is None:
             raise ValueError(f"env.cfg.{self.course_name}.collision is None: the course has no collision component")
+
+    def launch(self, out, k=1):
+        ec = self.ec
+        res = self.read()  # once: in the warp runtime the owner term's read steps the course
+        if "obstacles" not in res:
+            wp.launch(int_at_least_kernel, dim=ec.num_envs, inputs=[res.contacts.hit, int(k)], outputs=[out],
+                      device=ec.device)
+            return
+        wp.launch(any_hit_kernel, dim=ec.num_envs, inputs=[res.contacts.hit, res["obstacles"].hit], outputs=[out],
+                  device=ec.device)
 
     def __call__(self, env, course_name: str = "course"):
         return self.compute()
