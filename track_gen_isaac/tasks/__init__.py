@@ -7,6 +7,7 @@ task id                            what
 ``TrackGen-Drone-Gates-Play-v0``   16 envs, 30 s episodes from the course start, markers
 ``TrackGen-Drone-Track-v0``        quadrotor flying an elevated band track per env
 ``TrackGen-Drone-Track-Play-v0``   as above, for playback
+``TrackGen-Drone-Gates-Curriculum-v0``  harder gate courses (pole obstacles) at a per-env difficulty curriculum
 ``*-Warp-*``                       the same tasks in Isaac Lab's warp-first runtime
 =================================  ===================================================
 
@@ -25,12 +26,14 @@ _WARP = "isaaclab_experimental.envs:ManagerBasedRLEnvWarp"
 #: task id -> (env cfg, rsl_rl cfg, entry point)
 TASKS: dict[str, tuple[str, str, str]] = {}
 
-for _family, _cls, _agent in (("Gates", "DroneGatesEnvCfg", "drone_gates_ppo"),
-                              ("Track", "DroneTrackEnvCfg", "drone_track_ppo")):
+for _family, _mod, _cls, _agent in (("Gates", "drone_racing", "DroneGatesEnvCfg", "drone_gates_ppo"),
+                                    ("Track", "drone_racing", "DroneTrackEnvCfg", "drone_track_ppo"),
+                                    ("Gates-Curriculum", "drone_gates_curriculum", "DroneGatesCurriculumEnvCfg",
+                                     "drone_gates_ppo")):
     for _play in ("", "_PLAY"):
         for _runtime, _entry in (("", _STABLE), ("-Warp", _WARP)):
             _id = f"TrackGen-Drone-{_family}{_runtime}{'-Play' if _play else ''}-v0"
-            TASKS[_id] = (f"{__name__}.drone_racing:{_cls}{_play}", f"{__name__}.agents:{_agent}", _entry)
+            TASKS[_id] = (f"{__name__}.{_mod}:{_cls}{_play}", f"{__name__}.agents:{_agent}", _entry)
 
 for _id, (_env, _agent, _entry) in TASKS.items():
     if _id not in gym.registry:
