@@ -57,6 +57,10 @@ class QuadrotorModel:
     """Collective thrust command = m g (1 + ``thrust_range`` x action), before the motor limits."""
     size: tuple[float, float, float] = (0.092, 0.092, 0.03)
     """Collision/visual box of the body (length, width, height) [m]: rotor tip to rotor tip."""
+    linear_drag: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """Linear drag coefficients along the body axes (x, y, z) [N s/m]: a body-frame force
+    ``-linear_drag * v_body`` every substep. 0 (default): no drag, the model as before; the
+    racer's domain randomization draws it per env (:class:`~track_gen_isaac.mdp.randomization.randomize_quadrotor`)."""
 
     def __post_init__(self):
         self.check()
@@ -78,6 +82,8 @@ class QuadrotorModel:
         if self.thrust_to_weight <= 1.0:
             raise ValueError(f"QuadrotorModel.thrust_to_weight: expected > 1 (it must be able to hover), "
                              f"got {self.thrust_to_weight!r}")
+        if len(self.linear_drag) != 3 or min(self.linear_drag) < 0:
+            raise ValueError(f"QuadrotorModel.linear_drag: expected three values >= 0, got {self.linear_drag!r}")
         if self.motor_time_constant < 0 or self.thrust_range <= 0:
             raise ValueError("QuadrotorModel: motor_time_constant must be >= 0 and thrust_range > 0")
 
@@ -137,6 +143,8 @@ def quad_command_kernel(
     max_rates: wp.vec3f,
     direct: int,
     f_max: float,
+    delay: wp.array(dtype=wp.int32),
+    history: wp.array(dtype=wp.vec4f, ndim=2),
     raw: wp.array(dtype=wp.float32, ndim=2),
     thrust_cmd: wp.array(dtype=wp.float32),
     rate_cmd: wp.array(dtype=wp.vec3f),
@@ -144,8 +152,11 @@ def quad_command_kernel(
 ):
     """Policy action in [-1, 1]^4 (clipped; NaN counts as 0) -> commands.
 
-    ``direct == 0`` (rates): collective thrust [N] and body rates [rad/s]. ``direct == 1``
-    (motors): each rotor's thrust, piecewise linear with 0 -> hover, -1 -> 0, +1 -> ``f_max``."""
+    ``raw`` is this step's clipped action; the command uses the action of ``delay[i]`` env steps
+    ago (``history[i, k]``: the action of k steps ago, k < ``history.shape[1]``; after a reset the
+    history holds zeros, i.e. hover). ``direct == 0`` (rates): collective thrust [N] and body rates
+    [rad/s]. ``direct == 1`` (motors): each rotor's thrust, piecewise linear with 0 -> hover,
+    -1 -> 0, +1 -> ``f_max``."""
     i = wp.tid()
     a = wp.vec4f()
     for j in range(4):
@@ -155,6 +166,12 @@ def quad_command_kernel(
         v = wp.clamp(v, -1.0, 1.0)
         raw[i, j] = v
         a[j] = v
+    K = history.shape[1]
+    for kk in range(K - 1):
+        k = K - 1 - kk
+        history[i, k] = history[i, k - 1]
+    history[i, 0] = a
+    a = history[i, wp.clamp(delay[i], 0, K - 1)]
     if direct != 0:
         h = 0.25 * weight
         f = wp.vec4f()
@@ -195,18 +212,25 @@ def quad_motor_kernel(
     d: float,
     c: float,
     f_max: float,
-    alpha: float,
+    alpha: wp.array(dtype=wp.float32),
     direct: int,
     rotor_cmd: wp.array(dtype=wp.vec4f),
+    thrust_scale: wp.array(dtype=wp.float32),
+    torque_scale: wp.array(dtype=wp.float32),
+    drag: wp.array(dtype=wp.vec3f),
     rotor: wp.array(dtype=wp.vec4f),
     force: wp.array(dtype=wp.vec3f, ndim=2),
     torque: wp.array(dtype=wp.vec3f, ndim=2),
 ):
     """One physics substep of the rotors: rate controller -> mixer (or, ``direct``, the commanded
-    rotor thrusts) -> motor limits -> motor lag -> wrench.
+    rotor thrusts) -> motor limits -> motor lag (per-env ``alpha``) -> wrench.
 
     ``d`` = arm length / sqrt(2) (the rotors' offset along each body axis), ``c`` = yaw moment
-    per newton. ``force`` / ``torque`` are the composer's [E, 1] body-frame buffers."""
+    per newton. The controller and mixer use the nominal model; the plant's per-env factors act
+    after the lag: each rotor gives ``thrust_scale[i]`` x its lagged thrust (thrust coefficient),
+    its drag moment is ``c x torque_scale[i]`` per newton of that thrust (torque coefficient), and a
+    body-frame linear drag ``-drag[i] * v_body`` [N] joins the force. ``force`` / ``torque`` are the
+    composer's [E, 1] body-frame buffers."""
     i = wp.tid()
     f = rotor_cmd[i]
     if direct == 0:
@@ -217,16 +241,20 @@ def quad_motor_kernel(
         tau = wp.cw_mul(inertia, wp.cw_mul(gains, rate_cmd[i] - w)) + wp.cross(w, jw)
         f = _mix(thrust_cmd[i], tau[0], tau[1], tau[2], d, c)
     r = rotor[i]
+    al = alpha[i]
     for j in range(4):
         fj = wp.clamp(f[j], 0.0, f_max)
-        r[j] = r[j] + alpha * (fj - r[j])
+        r[j] = r[j] + al * (fj - r[j])
     rotor[i] = r
-    t = r[0] + r[1] + r[2] + r[3]
-    force[i, 0] = wp.vec3f(0.0, 0.0, t)
+    ks = thrust_scale[i]
+    t = ks * (r[0] + r[1] + r[2] + r[3])
+    dr = drag[i]
+    v_b = wp.quat_rotate_inv(quat[i], wp.spatial_top(vel[i]))
+    force[i, 0] = wp.vec3f(-dr[0] * v_b[0], -dr[1] * v_b[1], t - dr[2] * v_b[2])
     torque[i, 0] = wp.vec3f(
-        d * (-r[0] - r[1] + r[2] + r[3]),
-        d * (-r[0] + r[1] + r[2] - r[3]),
-        c * (r[0] - r[1] + r[2] - r[3]),
+        ks * d * (-r[0] - r[1] + r[2] + r[3]),
+        ks * d * (-r[0] + r[1] + r[2] - r[3]),
+        ks * c * torque_scale[i] * (r[0] - r[1] + r[2] - r[3]),
     )
 
 
@@ -234,10 +262,12 @@ def quad_motor_kernel(
 def quad_reset_kernel(mask: wp.array(dtype=wp.bool), hover: float, rotor: wp.array(dtype=wp.vec4f),
                       rotor_cmd: wp.array(dtype=wp.vec4f),
                       thrust_cmd: wp.array(dtype=wp.float32), rate_cmd: wp.array(dtype=wp.vec3f),
-                      raw: wp.array(dtype=wp.float32, ndim=2)):
-    """Masked envs: rotors at hover thrust, hover command, zero rates and actions."""
+                      raw: wp.array(dtype=wp.float32, ndim=2), history: wp.array(dtype=wp.vec4f, ndim=2)):
+    """Masked envs: rotors at hover thrust, hover command, zero rates, actions and action history."""
     i = wp.tid()
     if mask[i]:
+        for k in range(history.shape[1]):
+            history[i, k] = wp.vec4f(0.0, 0.0, 0.0, 0.0)
         rotor[i] = wp.vec4f(hover, hover, hover, hover)
         rotor_cmd[i] = wp.vec4f(hover, hover, hover, hover)
         thrust_cmd[i] = 4.0 * hover
@@ -257,9 +287,17 @@ class QuadrotorDynamics:
 
     ``command(actions, offset)`` once per env step (policy rate); ``substep(quat, vel, force,
     torque)`` once per physics substep; ``reset(mask)`` on reset. All buffers are allocated here,
-    once, so every call is a fixed list of launches (recordable into a graph)."""
+    once, so every call is a fixed list of launches (recordable into a graph).
+
+    Per-env plant parameters (the model's values unless a randomization event writes them):
+    ``thrust_scale`` / ``torque_scale`` [E] (thrust and rotor-drag-moment coefficients relative to
+    the model's), ``alpha`` [E] (motor-lag blend per substep, from the motor time constant),
+    ``drag`` [E] vec3 (linear drag [N s/m]) and ``delay`` [E] int32 (action latency in env steps,
+    0 to ``MAX_DELAY``)."""
 
     COMMANDS = ("rates", "motors")
+    #: the longest action latency the history holds [env steps]
+    MAX_DELAY = 2
 
     def __init__(self, model: QuadrotorModel, num_envs: int, device, physics_dt: float, command: str = "rates"):
         if not (isinstance(physics_dt, (int, float)) and physics_dt > 0):
@@ -280,12 +318,18 @@ class QuadrotorDynamics:
         self.rotor = wp.full(E, wp.vec4f(h, h, h, h), dtype=wp.vec4f, device=device)
         self.rotor_cmd = wp.full(E, wp.vec4f(h, h, h, h), dtype=wp.vec4f, device=device)
         self.all_mask = wp.ones(E, dtype=wp.bool, device=device)
+        self.thrust_scale = wp.ones(E, dtype=wp.float32, device=device)
+        self.torque_scale = wp.ones(E, dtype=wp.float32, device=device)
+        self.alpha_env = wp.full(E, self.alpha, dtype=wp.float32, device=device)
+        self.drag = wp.full(E, wp.vec3f(*(float(x) for x in model.linear_drag)), dtype=wp.vec3f, device=device)
+        self.delay = wp.zeros(E, dtype=wp.int32, device=device)
+        self.history = wp.zeros((E, self.MAX_DELAY + 1), dtype=wp.vec4f, device=device)
 
     def command(self, actions: wp.array, offset: int = 0) -> None:
         m = self.model
         wp.launch(quad_command_kernel, dim=self.num_envs,
                   inputs=[actions, int(offset), float(m.weight), float(m.thrust_range), wp.vec3f(*m.max_rates),
-                          self.direct, float(m.max_rotor_thrust)],
+                          self.direct, float(m.max_rotor_thrust), self.delay, self.history],
                   outputs=[self.raw, self.thrust_cmd, self.rate_cmd, self.rotor_cmd], device=self.device)
 
     def substep(self, quat: wp.array, vel: wp.array, force: wp.array, torque: wp.array) -> None:
@@ -293,10 +337,12 @@ class QuadrotorDynamics:
         wp.launch(quad_motor_kernel, dim=self.num_envs,
                   inputs=[self.thrust_cmd, self.rate_cmd, quat, vel, wp.vec3f(*m.inertia), wp.vec3f(*m.rate_gains),
                           float(m.arm_length / math.sqrt(2.0)), float(m.yaw_moment_coef),
-                          float(m.max_rotor_thrust), self.alpha, self.direct, self.rotor_cmd],
+                          float(m.max_rotor_thrust), self.alpha_env, self.direct, self.rotor_cmd,
+                          self.thrust_scale, self.torque_scale, self.drag],
                   outputs=[self.rotor, force, torque], device=self.device)
 
     def reset(self, mask: wp.array | None = None) -> None:
         wp.launch(quad_reset_kernel, dim=self.num_envs,
                   inputs=[self.all_mask if mask is None else mask, float(self.hover_rotor)],
-                  outputs=[self.rotor, self.rotor_cmd, self.thrust_cmd, self.rate_cmd, self.raw], device=self.device)
+                  outputs=[self.rotor, self.rotor_cmd, self.thrust_cmd, self.rate_cmd, self.raw, self.history],
+                  device=self.device)

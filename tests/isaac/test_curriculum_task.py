@@ -73,3 +73,15 @@ def test_hard_suite_flies_difficulty_one_courses_with_the_curriculum_off():
         assert (gen.result.obstacle_count.numpy() > 0).all() and gen.result.valid.numpy().all()
     finally:
         env.close()
+
+
+def test_tasks_without_a_suite_fly_their_familys_courses():
+    from track_gen_isaac.evaluate import get_suite, suite_of_task
+
+    race = suite_of_task("TrackGen-Drone-Gates-Race-v0")
+    gates = get_suite("gates-v1")
+    assert race.name == "gates-v1" and race.seed == gates.seed and race.course == gates.course
+    assert race.task == "TrackGen-Drone-Gates-Race-Play-v0"           # the nominal vehicle
+    assert suite_of_task("TrackGen-Drone-Gates-v0") is gates
+    with pytest.raises(ValueError, match="no benchmark suite"):
+        suite_of_task("Acme-Rover-v0")

@@ -38,6 +38,21 @@ def test_tasks_are_discoverable_through_the_isaaclab_entry_point():
                 assert spec.kwargs["rsl_rl_cfg_entry_point"].endswith(f"drone_{family.lower()}_ppo")
 
 
+def test_racer_tasks_are_registered_beside_the_others():
+    import gymnasium as gym
+
+    from track_gen_isaac.main_job import play_task_of
+    from track_gen_isaac.tasks import TASKS, agents
+
+    for runtime in ("", "-Warp"):
+        for play in ("", "-Play"):
+            tid = f"TrackGen-Drone-Gates-Race{runtime}{play}-v0"
+            assert tid in gym.registry and tid in TASKS
+            assert gym.registry[tid].kwargs["rsl_rl_cfg_entry_point"].endswith("drone_race_ppo")
+    assert play_task_of("TrackGen-Drone-Gates-Race-v0") == "TrackGen-Drone-Gates-Race-Play-v0"
+    assert agents.drone_race_ppo().experiment_name == "trackgen_drone_race"
+
+
 def test_runner_cfg_follows_the_toml_and_the_default_device(tmp_path, monkeypatch):
     from track_gen_isaac.tasks import agents
 

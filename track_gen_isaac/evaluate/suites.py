@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 __all__ = ["Suite", "SUITES", "RESERVED_SEEDS", "TRAINING_SEEDS", "get_suite", "list_suites", "training_overlap",
@@ -99,13 +99,19 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
 
 
 def suite_of_task(task: str) -> Suite:
-    """The newest suite flown with ``task`` (its ``-Play`` variant counts as the task); ValueError
-    listing the suites when none is."""
+    """The newest suite flown with ``task`` (its ``-Play`` variant counts as the task). A task no
+    suite names flies the newest suite of its course family on the same held-out courses: the gate
+    tasks ``gates-v1``, the band-track tasks ``track-v1``, with ``task`` in the suite's place (its
+    ``-Play-`` variant: the nominal vehicle, no randomization). ValueError listing the suites otherwise."""
     base = task.replace("-Play-", "-")
     found = [s for s in SUITES.values() if s.task == base]
-    if not found:
-        raise ValueError(f"no benchmark suite flies {task!r}; suites: {', '.join(SUITES)}")
-    return found[-1]
+    if found:
+        return found[-1]
+    for prefix, family in (("TrackGen-Drone-Gates", "gates-v1"), ("TrackGen-Drone-Track", "track-v1")):
+        if base.startswith(prefix):
+            head, sep, ver = base.rpartition("-v")
+            return replace(SUITES[family], task=f"{head}-Play-v{ver}" if sep else base)
+    raise ValueError(f"no benchmark suite flies {task!r}; suites: {', '.join(SUITES)}")
 
 
 def list_suites() -> list[str]:

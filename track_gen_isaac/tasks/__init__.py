@@ -7,6 +7,8 @@ task id                            what
 ``TrackGen-Drone-Gates-Play-v0``   16 envs, 30 s episodes from the course start, markers
 ``TrackGen-Drone-Track-v0``        quadrotor flying an elevated band track per env
 ``TrackGen-Drone-Track-Play-v0``   as above, for playback
+``TrackGen-Drone-Gates-Race-v0``   the racer: body-frame observations, progress rate, randomized dynamics
+``TrackGen-Drone-Gates-Race-Play-v0``  the racer's playback on the nominal drone
 ``TrackGen-Drone-Gates-Curriculum-v0``  harder gate courses (pole obstacles) at a per-env difficulty curriculum
 ``*-Warp-*``                       the same tasks in Isaac Lab's warp-first runtime
 =================================  ===================================================
@@ -28,6 +30,7 @@ TASKS: dict[str, tuple[str, str, str]] = {}
 
 for _family, _mod, _cls, _agent in (("Gates", "drone_racing", "DroneGatesEnvCfg", "drone_gates_ppo"),
                                     ("Track", "drone_racing", "DroneTrackEnvCfg", "drone_track_ppo"),
+                                    ("Gates-Race", "drone_race", "DroneGatesRaceEnvCfg", "drone_race_ppo"),
                                     ("Gates-Curriculum", "drone_gates_curriculum", "DroneGatesCurriculumEnvCfg",
                                      "drone_gates_ppo")):
     for _play in ("", "_PLAY"):

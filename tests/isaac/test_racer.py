@@ -1,0 +1,198 @@
+"""The racer task (``TrackGen-Drone-Gates-Race-v0``, issue 15) in real kitless envs: its observation terms
+against numpy references, its observation noise, its domain randomization landing in the simulation
+within its ranges, (both runtimes step for step: test_racer_runtimes.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from isaaclab.managers import ObservationTermCfg as ObsTerm
+
+from .helpers import rotate_inv
+
+E = 16
+
+
+def _matrix(q):
+    x, y, z, w = np.asarray(q, np.float64) / np.linalg.norm(q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def _cfg(task="TrackGen-Drone-Gates-Race-v0", num_envs=E):
+    from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
+
+    import track_gen_isaac.tasks  # noqa: F401
+
+    cfg = load_cfg_from_registry(task, "env_cfg_entry_point")
+    cfg.scene.num_envs = num_envs
+    cfg.sim.device = "cpu"
+    cfg.seed = 5
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def env():
+    """The racer task (randomization on) with noise-free twins of its observations beside the noisy ones."""
+    import gymnasium as gym
+
+    from track_gen_isaac import mdp
+
+    cfg = _cfg()
+    pol = cfg.observations.policy
+    pol.concatenate_terms = False
+    pol.clean_state = ObsTerm(func=mdp.racer_state, params={"attitude": "matrix"})
+    pol.gravity_state = ObsTerm(func=mdp.racer_state, params={"attitude": "gravity", "last_action": False})
+    pol.clean_corners = ObsTerm(func=mdp.gate_frames, params={"num": 2, "corners": True})
+    pol.frames = ObsTerm(func=mdp.gate_frames, params={"num": 3})
+    pol.next_gates = ObsTerm(func=mdp.next_gates, params={"num": 2})
+    e = gym.make("TrackGen-Drone-Gates-Race-v0", cfg=cfg)
+    yield e.unwrapped
+    e.close()
+
+
+def _step(env, gen):
+    a = torch.rand(env.num_envs, 4, generator=gen) * 1.2 - 0.6
+    obs, *_ = env.step(a)
+    return a, {k: v.numpy().copy() for k, v in obs["policy"].items()}
+
+
+def test_racer_state_matches_the_reference(env):
+    gen = torch.Generator().manual_seed(1)
+    env.reset()
+    for _ in range(6):
+        a, obs = _step(env, gen)
+    d = env.scene["robot"].data
+    q = d.root_quat_w.torch.numpy().astype(np.float64)
+    v = d.root_lin_vel_w.torch.numpy()
+    w = d.root_ang_vel_w.torch.numpy()
+    z = (d.root_pos_w.torch - env.scene.env_origins).numpy()[:, 2]
+    for e in range(env.num_envs):
+        R = _matrix(q[e])
+        ref = np.concatenate([R.T @ v[e], R.reshape(-1), R.T @ w[e], np.clip(a[e].numpy(), -1, 1), [z[e]]])
+        np.testing.assert_allclose(obs["clean_state"][e], ref, rtol=1e-4, atol=1e-5)
+        g = rotate_inv(q[e], [0.0, 0.0, -1.0])
+        ref_g = np.concatenate([R.T @ v[e], g, R.T @ w[e], [z[e]]])
+        np.testing.assert_allclose(obs["gravity_state"][e], ref_g, rtol=1e-4, atol=1e-5)
+    assert obs["state"].shape == (env.num_envs, 20) and obs["gravity_state"].shape == (env.num_envs, 10)
+
+
+def test_gate_frames_match_the_reference(env):
+    from track_gen_isaac import get_course
+
+    gen = torch.Generator().manual_seed(2)
+    env.reset()
+    for _ in range(4):
+        _, obs = _step(env, gen)
+    ec = get_course(env)
+    cp = ec.course.checkpoints
+    pos, nrm = cp.pos.numpy(), cp.normal.numpy()
+    hw, hh, cnt = cp.half_width.numpy(), cp.half_height.numpy(), cp.count.numpy()
+    nxt = ec.course.progress.next_index.numpy()
+    d = env.scene["robot"].data
+    p = (d.root_pos_w.torch - env.scene.env_origins).numpy()
+    q = d.root_quat_w.torch.numpy()
+    for e in range(env.num_envs):
+        ref = []
+        for i in range(3):
+            k = (nxt[e] + i) % cnt[e]
+            ref += [*rotate_inv(q[e], pos[e, k] - p[e]), *rotate_inv(q[e], nrm[e, k]), hw[e, k], hh[e, k]]
+        np.testing.assert_allclose(obs["frames"][e], ref, rtol=1e-4, atol=1e-5)
+    # the corner layout is next_gates' own
+    np.testing.assert_allclose(obs["clean_corners"], obs["next_gates"], atol=1e-6)
+
+
+def test_observation_noise_has_its_std_and_spares_the_action(env):
+    from track_gen_isaac.tasks.drone_race import GATE_NOISE, STATE_NOISE
+
+    gen = torch.Generator().manual_seed(3)
+    env.reset()
+    ds, dg = [], []
+    for _ in range(25):
+        _, obs = _step(env, gen)
+        ds.append(obs["state"] - obs["clean_state"])
+        dg.append(obs["gates"] - obs["clean_corners"])
+    ds, dg = np.concatenate(ds), np.concatenate(dg)  # 400 samples a column
+    sv, sa, sw, sh = STATE_NOISE
+    want = np.array([sv] * 3 + [sa] * 9 + [sw] * 3 + [0.0] * 4 + [sh])
+    np.testing.assert_allclose(ds.std(0), want, rtol=0.2, atol=1e-7)
+    assert np.abs(ds.mean(0)).max() < 4 * want.max() / np.sqrt(len(ds))
+    np.testing.assert_allclose(dg.std(0), GATE_NOISE, rtol=0.2)
+
+
+def test_randomized_parameters_land_in_the_sim_within_their_ranges(env):
+    from track_gen_isaac.mdp.randomization import RANGES
+    from track_gen_isaac.quadrotor import CRAZYFLIE
+
+    env.reset()
+    term = env.event_manager.get_term_cfg("dynamics").func
+    dyn = env.action_manager.get_term("rotors").dyn
+    d = env.scene["robot"].data
+    mass = d.body_mass.torch.numpy()[:, 0]
+    inertia = d.body_inertia.torch.numpy().reshape(env.num_envs, 9)
+    np.testing.assert_allclose(mass, term.mass.numpy()[:, 0], rtol=1e-6)         # read back from the sim, per env
+    np.testing.assert_allclose(inertia, term.inertia.numpy().reshape(env.num_envs, 9), rtol=1e-6)
+
+    def within(x, key, nominal=1.0):
+        lo, hi = RANGES[key]
+        assert (x >= lo * nominal - 1e-9).all() and (x <= hi * nominal + 1e-9).all(), (key, x)
+        assert np.ptp(x) > 0.3 * (hi - lo) * nominal, (key, "not spread over its range")
+
+    within(mass, "mass_scale", CRAZYFLIE.mass)
+    for j in range(3):
+        within(inertia[:, 4 * j], "inertia_scale", CRAZYFLIE.inertia[j])
+    off = inertia[:, [1, 2, 3, 5, 6, 7]]
+    np.testing.assert_array_equal(off, 0.0)
+    within(dyn.thrust_scale.numpy(), "thrust_scale")
+    within(dyn.torque_scale.numpy(), "torque_scale")
+    tau = term.tau.numpy()
+    within(tau, "motor_time_constant")
+    np.testing.assert_allclose(dyn.alpha_env.numpy(), 1 - np.exp(-env.physics_dt / tau), rtol=1e-5)
+    within(dyn.drag.numpy().reshape(-1), "linear_drag")
+    delay = dyn.delay.numpy()
+    assert set(delay.tolist()) <= {0, 1, 2} and len(set(delay.tolist())) >= 2
+    # a second reset draws again (new episode, new plant) for the reset envs only
+    before = mass.copy()
+    env.reset(env_ids=torch.tensor([0, 3], dtype=torch.int32))
+    after = d.body_mass.torch.numpy()[:, 0]
+    assert after[0] != before[0] and after[3] != before[3]
+    np.testing.assert_array_equal(np.delete(after, [0, 3]), np.delete(before, [0, 3]))
+
+
+def test_the_drawn_plant_flies(env):
+    """Zero action after a reset: the collective is the nominal weight, so each env accelerates
+    vertically at g (k_f m0 / m - 1) minus its drag (zero velocity at first): the drawn mass and
+    thrust coefficient act in the simulation."""
+    from track_gen_isaac.quadrotor import CRAZYFLIE, GRAVITY
+
+    env.reset()
+    d = env.scene["robot"].data
+    dyn = env.action_manager.get_term("rotors").dyn
+    v0 = d.root_lin_vel_w.torch[:, 2].numpy().copy()
+    env.step(torch.zeros(env.num_envs, 4))
+    v1 = d.root_lin_vel_w.torch[:, 2].numpy().copy()
+    acc = (v1 - v0) / env.step_dt
+    want = GRAVITY * (dyn.thrust_scale.numpy() * CRAZYFLIE.mass / d.body_mass.torch.numpy()[:, 0] - 1)
+    np.testing.assert_allclose(acc, want, atol=0.02)
+
+
+def test_play_variant_flies_the_nominal_drone():
+    cfg = _cfg("TrackGen-Drone-Gates-Race-Play-v0", 4)
+    assert cfg.events.dynamics is None
+    assert cfg.observations.policy.state.params["noise_std"] == (0.0, 0.0, 0.0, 0.0)
+    assert cfg.observations.policy.gates.params["noise_std"] == 0.0
+
+
+def test_bad_parameters_fail_at_construction():
+    from track_gen_isaac.mdp.randomization import check_ranges
+
+    with pytest.raises(ValueError, match="latency"):
+        check_ranges(latency=(0, 3))
+    with pytest.raises(ValueError, match="mass_scale"):
+        check_ranges(mass_scale=(0.0, 1.0))
+    with pytest.raises(ValueError, match="unknown"):
+        check_ranges(colour=(0, 1))
+    with pytest.raises(ValueError, match="lo <= hi"):
+        check_ranges(linear_drag=(0.1, 0.0))

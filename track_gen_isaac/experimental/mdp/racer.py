@@ -1,0 +1,62 @@
+"""The racer's terms, warp runtime: the stable terms' launches (:mod:`track_gen_isaac.mdp.racer_observations`,
+:mod:`track_gen_isaac.mdp.randomization`) with the warp managers' signatures (``out``, ``env_mask``)."""
+
+from __future__ import annotations
+
+import types
+
+from isaaclab_experimental.managers import ManagerTermBase as WarpManagerTermBase
+
+from track_gen_isaac.experimental.mdp._base import ReaderTerm
+from track_gen_isaac.experimental.mdp.observations import _ObsTerm
+from track_gen_isaac.mdp import racer_observations as stable_obs
+from track_gen_isaac.mdp import randomization as stable_rand
+
+__all__ = ["racer_state", "gate_frames", "randomize_quadrotor"]
+
+R = stable_rand.RANGES
+
+
+class racer_state(stable_obs.racer_state, WarpManagerTermBase):
+    __doc__ = stable_obs.racer_state.__doc__
+
+    def __init__(self, cfg, env):
+        super().__init__(cfg, env)
+        self._descriptor = types.SimpleNamespace(out_dim=self.dim, extras={})
+
+    def __call__(self, env, out, action_name: str = "rotors", asset_name: str = "robot", attitude: str = "matrix",
+                 last_action: bool = True, height: bool = True, noise_std: tuple = (0.0, 0.0, 0.0, 0.0)):
+        self.launch(out)
+
+    def reset(self, env_ids=None, env_mask=None):
+        self.noise.reset(env_mask=env_mask, env_ids=env_ids)
+        return None
+
+
+class gate_frames(_ObsTerm, stable_obs.gate_frames):
+    __doc__ = stable_obs.gate_frames.__doc__
+    modes = ("gates",)
+
+    def __call__(self, env, out, course_name: str = "course", num: int = 2, corners: bool = False,
+                 noise_std: float = 0.0):
+        self.launch(out, num=num, corners=corners, noise_std=noise_std)
+
+    def reset(self, env_ids=None, env_mask=None):
+        self.noise.reset(env_mask=env_mask, env_ids=env_ids)
+        return ReaderTerm.reset(self, env_ids, env_mask)
+
+
+class randomize_quadrotor(stable_rand.randomize_quadrotor, WarpManagerTermBase):
+    __doc__ = stable_rand.randomize_quadrotor.__doc__
+
+    def __call__(self, env, env_mask, action_name: str = "rotors", asset_name: str = "robot", seed=None,
+                 mass_scale=R["mass_scale"], inertia_scale=R["inertia_scale"], thrust_scale=R["thrust_scale"],
+                 torque_scale=R["torque_scale"], motor_time_constant=R["motor_time_constant"],
+                 linear_drag=R["linear_drag"], latency=R["latency"]):
+        if env_mask is None:
+            env_mask = self._mask
+            self._mask_t.fill_(True)
+        self.launch(env_mask)
+
+    def reset(self, env_ids=None, env_mask=None):
+        return None

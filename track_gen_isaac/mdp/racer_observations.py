@@ -1,0 +1,224 @@
+"""The racer's observations (stable runtime; warp twins in :mod:`track_gen_isaac.experimental.mdp.racer`):
+what transfers to a real drone (Song et al. 2021/2023, Swift: the next gates relative to the body and the
+drone's own estimated state, nothing in a world or course frame).
+
+* :class:`racer_state`: body-frame velocity, attitude (rotation matrix or gravity direction), body
+  rates, the last action, optionally the height, with optional estimator noise.
+* :class:`gate_frames`: the next gates in the body frame: centre + normal + opening half sizes
+  (8 values a gate), or centre + 4 corners (15, as :class:`~track_gen_isaac.mdp.next_gates`), with
+  optional position noise.
+
+Noise is counter based (:mod:`track_gen_isaac.mdp.obs_noise`): the same draws in both runtimes.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+from isaaclab.managers import ManagerTermBase
+
+from track_gen_isaac.env_course import origin_view
+from track_gen_isaac.mdp.obs_noise import ObsNoise, check_std
+from track_gen_isaac.mdp.observations import next_checkpoints, next_checkpoints_kernel
+from track_gen_isaac.mdp.quadrotor import _action_term
+
+__all__ = ["racer_state", "gate_frames", "racer_state_dim", "ATTITUDES"]
+
+wp.set_module_options({"enable_backward": False})
+
+#: attitude encodings of :class:`racer_state` and their widths
+ATTITUDES = {"matrix": 9, "gravity": 3}
+
+
+def racer_state_dim(attitude: str = "matrix", last_action: bool = True, height: bool = True) -> int:
+    """Width of :class:`racer_state` for its parameters."""
+    return 3 + ATTITUDES[attitude] + 3 + (4 if last_action else 0) + (1 if height else 0)
+
+
+@wp.kernel
+def racer_state_kernel(
+    pos: wp.array(dtype=wp.vec3f),
+    quat: wp.array(dtype=wp.quatf),
+    vel: wp.array(dtype=wp.spatial_vectorf),
+    origin: wp.array(dtype=wp.vec3f),
+    raw: wp.array2d(dtype=wp.float32),
+    matrix: int,
+    last_action: int,
+    height: int,
+    out: wp.array2d(dtype=wp.float32),
+):
+    """[v_body (3), attitude (9: R row-major, body -> world; or 3: gravity direction in the body
+    frame), body rates (3), last action (4, optional), height above the env origin (1, optional)]."""
+    i = wp.tid()
+    q = quat[i]
+    v = wp.quat_rotate_inv(q, wp.spatial_top(vel[i]))
+    w = wp.quat_rotate_inv(q, wp.spatial_bottom(vel[i]))
+    for j in range(3):
+        out[i, j] = v[j]
+    k = 3
+    if matrix != 0:
+        R = wp.quat_to_matrix(q)
+        for r in range(3):
+            for c in range(3):
+                out[i, k] = R[r, c]
+                k = k + 1
+    else:
+        g = wp.quat_rotate_inv(q, wp.vec3f(0.0, 0.0, -1.0))
+        for j in range(3):
+            out[i, k + j] = g[j]
+        k = k + 3
+    for j in range(3):
+        out[i, k + j] = w[j]
+    k = k + 3
+    if last_action != 0:
+        for j in range(4):
+            out[i, k + j] = raw[i, j]
+        k = k + 4
+    if height != 0:
+        out[i, k] = pos[i][2] - origin[i][2]
+
+
+def _noise_columns(attitude, last_action, height, noise_std):
+    """Per-column stds of racer_state from ``noise_std = (velocity [m/s], attitude, rates [rad/s], height [m])``."""
+    try:
+        sv, sa, sw, sh = (check_std(f"noise_std[{n}]", x) for n, x in
+                          zip(("velocity", "attitude", "rates", "height"), noise_std, strict=True))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"noise_std: expected (velocity, attitude, rates, height) stds >= 0: {exc}") from None
+    cols = [sv] * 3 + [sa] * ATTITUDES[attitude] + [sw] * 3
+    cols += [0.0] * (4 if last_action else 0) + ([sh] if height else [])
+    return cols
+
+
+class racer_state(ManagerTermBase):
+    """The drone's own state as a real racer estimates it, [E, D]: body-frame linear velocity [m/s]
+    (3), attitude (``"matrix"``: the body-to-world rotation matrix, row-major, 9 values, as Swift;
+    ``"gravity"``: the gravity direction in the body frame, 3), body rates [rad/s] (3), the last
+    action (4, the clipped policy output of the previous step; ``last_action=False`` drops it),
+    the height above the env origin [m] (1; ``height=False`` drops it). ``noise_std`` = (velocity,
+    attitude, rates, height) Gaussian stds added per column (0: none; the action is never noisy).
+    ``action_name``: the QuadrotorAction term. D = :func:`racer_state_dim`."""
+
+    def __init__(self, cfg, env):
+        super().__init__(cfg, env)
+        p = cfg.params
+        attitude = p.get("attitude", "matrix")
+        if attitude not in ATTITUDES:
+            raise ValueError(f"racer_state: attitude must be one of {tuple(ATTITUDES)}, got {attitude!r}")
+        la, h = bool(p.get("last_action", True)), bool(p.get("height", True))
+        cols = _noise_columns(attitude, la, h, p.get("noise_std", (0.0, 0.0, 0.0, 0.0)))
+        self._term = _action_term(env, p.get("action_name", "rotors"))
+        self._asset = env.scene[p.get("asset_name", "robot")]
+        self._origin = origin_view(env)
+        self._flags = (int(attitude == "matrix"), int(la), int(h))
+        self.dim = racer_state_dim(attitude, la, h)
+        self._out = wp.zeros((env.num_envs, self.dim), dtype=wp.float32, device=env.device)
+        self.noise = ObsNoise(cols, env.num_envs, env.device, getattr(env.cfg, "seed", None), "racer_state")
+
+    def launch(self, out: wp.array) -> None:
+        d = self._asset.data
+        dyn = self._term.dyn
+        wp.launch(racer_state_kernel, dim=dyn.num_envs,
+                  inputs=[d.root_pos_w.warp, d.root_quat_w.warp, d.root_com_vel_w.warp, self._origin, dyn.raw,
+                          *self._flags], outputs=[out], device=dyn.device)
+        self.noise.apply(out)
+
+    def reset(self, env_ids=None) -> None:
+        self.noise.reset(env_ids=env_ids)
+
+    def __call__(self, env, action_name: str = "rotors", asset_name: str = "robot", attitude: str = "matrix",
+                 last_action: bool = True, height: bool = True, noise_std: tuple = (0.0, 0.0, 0.0, 0.0)):
+        self.launch(self._out)
+        return wp.to_torch(self._out).clone()
+
+
+@wp.kernel
+def gate_frames_kernel(
+    pos_w: wp.array(dtype=wp.vec3f),
+    quat_w: wp.array(dtype=wp.quatf),
+    origin: wp.array(dtype=wp.vec3f),
+    valid: wp.array(dtype=wp.int32),
+    cp_pos: wp.array2d(dtype=wp.vec3f),
+    cp_normal: wp.array2d(dtype=wp.vec3f),
+    cp_hw: wp.array2d(dtype=wp.float32),
+    cp_hh: wp.array2d(dtype=wp.float32),
+    cp_count: wp.array(dtype=wp.int32),
+    cp_closed: wp.array(dtype=wp.int32),
+    next_index: wp.array(dtype=wp.int32),
+    num: int,
+    out: wp.array2d(dtype=wp.float32),
+):
+    """Per gate ``next + i``: centre in the body frame (3), its normal (direction of passage) in
+    the body frame (3), opening half width and half height [m] (2). Indexing as
+    :func:`next_checkpoints_kernel`; an invalid course gives zeros."""
+    e = wp.tid()
+    n = wp.min(cp_count[e], cp_pos.shape[1])
+    if valid[e] == 0 or n <= 0:
+        for j in range(num * 8):
+            out[e, j] = 0.0
+        return
+    p = pos_w[e] - origin[e]
+    q = quat_w[e]
+    for i in range(num):
+        k = next_index[e] + i
+        if cp_closed[e] != 0:
+            k = k % n
+        else:
+            k = wp.min(k, n - 1)
+        k = wp.max(k, 0)
+        c = wp.quat_rotate_inv(q, cp_pos[e, k] - p)
+        nn = wp.quat_rotate_inv(q, cp_normal[e, k])
+        b = i * 8
+        for j in range(3):
+            out[e, b + j] = c[j]
+            out[e, b + 3 + j] = nn[j]
+        out[e, b + 6] = cp_hw[e, k]
+        out[e, b + 7] = cp_hh[e, k]
+
+
+class gate_frames(next_checkpoints):
+    """The next ``num`` gates in the body frame. ``corners=False`` (default): per gate its centre
+    (3), its normal (3, the direction of passage) and the opening's half width and half height
+    [m] (2): ``[E, 8 num]``. ``corners=True``: centre + the 4 opening corners, ``[E, 15 num]``
+    (the layout of :class:`~track_gen_isaac.mdp.next_gates`). ``noise_std`` [m]: Gaussian noise on
+    every position value (centres, corners; not on normals or sizes), counter based."""
+
+    modes = ("gates",)
+
+    def check(self, num=2, corners=False, noise_std=0.0):
+        super().check(num=num, corners=corners)
+        check_std("noise_std", noise_std)
+        per = 15 if corners else 8
+        pos_cols = [1.0] * 3 + ([1.0] * 12 if corners else [0.0] * 5)
+        std = [float(noise_std) * c for c in pos_cols] * int(num)
+        assert len(std) == per * int(num)
+        self.noise = ObsNoise(std, self.num_envs, self._env.device, getattr(self._env.cfg, "seed", None),
+                              f"gate_frames/{self.course_name}")
+
+    def out_shape(self, num=2, corners=False, noise_std=0.0):
+        return (self.num_envs, int(num) * (15 if corners else 8))
+
+    def launch(self, out, num=2, corners=False, noise_std=0.0):
+        ec = self.ec
+        self.read()
+        cp = ec.course.checkpoints
+        if corners:
+            wp.launch(next_checkpoints_kernel, dim=ec.num_envs,
+                      inputs=[ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos, cp.normal,
+                              cp.half_width, cp.half_height, cp.count, cp.closed, ec.course.progress.next_index,
+                              int(num), 1],
+                      outputs=[out], device=ec.device)
+        else:
+            wp.launch(gate_frames_kernel, dim=ec.num_envs,
+                      inputs=[ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos, cp.normal,
+                              cp.half_width, cp.half_height, cp.count, cp.closed, ec.course.progress.next_index,
+                              int(num)],
+                      outputs=[out], device=ec.device)
+        self.noise.apply(out)
+
+    def reset(self, env_ids=None) -> None:
+        self.noise.reset(env_ids=env_ids)
+        return super().reset(env_ids)
+
+    def __call__(self, env, course_name: str = "course", num: int = 2, corners: bool = False,
+                 noise_std: float = 0.0):
+        return self.compute(num=num, corners=corners, noise_std=noise_std)

@@ -1,0 +1,84 @@
+"""Report a racer run (``TrackGen-Drone-Gates-Race-v0``) as the main job reports a gate run, on the
+held-out courses of ``gates-v1``, until the benchmark lists a suite flown with the racer's task.
+
+The main job finds its suite by task id (``evaluate.suite_of_task``), and ``gates-v1`` is flown
+with ``TrackGen-Drone-Gates-v0``, whose observations differ from the racer's. This flies the same
+suite (its course seed, generator, laps and time limit) with the racer's env instead:
+``dataclasses.replace(gates-v1, task=<racer task>)``. ``--dynamics nominal`` (default) flies the
+``-Play`` cfg (no randomization, no noise: the drone every gate task flies); ``randomized`` flies
+the training cfg (a plant drawn per course, observation noise)::
+
+    python -m track_gen_isaac.tasks.race_eval logs/rsl_rl/trackgen_drone_race/<run> --eval_courses 64
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+from track_gen_isaac.device import default_device
+
+__all__ = ["racer_suite", "main"]
+
+RACE_TASK = "TrackGen-Drone-Gates-Race-v0"
+
+
+def racer_suite(dynamics: str = "nominal", base: str = "gates-v1", task: str = RACE_TASK):
+    """The ``base`` suite flown with the racer's env (nominal: its ``-Play`` cfg)."""
+    from track_gen_isaac.evaluate import get_suite
+    from track_gen_isaac.main_job import play_task_of
+
+    if dynamics not in ("nominal", "randomized"):
+        raise ValueError(f"dynamics: expected 'nominal' or 'randomized', got {dynamics!r}")
+    return dataclasses.replace(get_suite(base), task=play_task_of(task) if dynamics == "nominal" else task)
+
+
+def _ci(ci) -> str:
+    return "" if not ci or None in ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m track_gen_isaac.tasks.race_eval", description=__doc__.split("\n\n")[0])
+    ap.add_argument("run_dir")
+    ap.add_argument("--task", default=RACE_TASK)
+    ap.add_argument("--eval_courses", type=int, default=64)
+    ap.add_argument("--dynamics", choices=("nominal", "randomized"), default="nominal")
+    ap.add_argument("--play_steps", type=int, default=750)
+    ap.add_argument("--play_envs", type=int, default=16)
+    ap.add_argument("--device", default=None)
+    args = ap.parse_args(argv)
+    device = args.device or default_device()
+    run_dir = Path(args.run_dir)
+
+    from track_gen_isaac.evaluate import evaluate
+    from track_gen_isaac.main_job import _num, play_task_of
+    from track_gen_isaac.play import play
+
+    suite = racer_suite(args.dynamics, task=args.task)
+    if args.play_steps > 0:
+        stats = play(play_task_of(args.task), run_dir, num_envs=args.play_envs, steps=args.play_steps, device=device,
+                     seed=suite.seed, out=run_dir / "report")
+        base = stats["baselines"]
+        print(f"[race] gates per episode: policy {stats['gates_per_episode']:.2f} | zero action "
+              f"{base.get('zero', {}).get('gates_per_episode', float('nan')):.2f} | random "
+              f"{base.get('random', {}).get('gates_per_episode', float('nan')):.2f}; lap rate "
+              f"{stats['lap_rate']:.2f}, crash rate {stats['crash_rate']:.2f}", flush=True)
+    t0 = time.perf_counter()
+    out = run_dir / "report" / f"eval-{args.dynamics}"
+    ev = evaluate(run_dir, suite, num_courses=args.eval_courses, device=device, out=out)["suites"][suite.name]
+    print(f"[race] held-out {suite.name} with {suite.task} ({args.eval_courses} courses, "
+          f"{time.perf_counter() - t0:.0f} s): completion {ev['completion_rate']:.2f} {_ci(ev['completion_rate_ci95'])}, "
+          f"gates per course {ev['gates_per_course']:.2f}, lap {_num(ev['lap_time_mean_s'])} s = "
+          f"{_num(ev['lap_time_ratio'])} x the minimum-time reference {_ci(ev.get('lap_time_ratio_ci95'))}, "
+          f"crash rate {ev['crash_rate']:.2f}; {out}", flush=True)
+    (out / "race_eval.json").write_text(json.dumps({"suite": dataclasses.asdict(suite), "dynamics": args.dynamics},
+                                                   indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
