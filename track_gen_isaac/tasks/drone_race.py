@@ -34,7 +34,6 @@ envs, 30 s episodes from the course start. Both run in both runtimes (``-Warp-``
 
 from __future__ import annotations
 
-import isaaclab.envs.mdp as imdp
 from isaaclab.managers import EventTermCfg as EventTerm
 from isaaclab.managers import ObservationGroupCfg as ObsGroup
 from isaaclab.managers import ObservationTermCfg as ObsTerm
@@ -42,7 +41,7 @@ from isaaclab.managers import RewardTermCfg as RewTerm
 from isaaclab.utils import configclass
 
 from track_gen_isaac import mdp
-from track_gen_isaac.tasks.drone_racing import DroneGatesEnvCfg, GatesEventsCfg, _to_play
+from track_gen_isaac.tasks.drone_racing import DroneGatesEnvCfg, GatesEventsCfg, GatesRewardsCfg, _to_play
 
 __all__ = ["DroneGatesRaceEnvCfg", "DroneGatesRaceEnvCfg_PLAY", "STATE_NOISE", "GATE_NOISE"]
 
@@ -63,13 +62,11 @@ class RaceObsCfg:
 
 
 @configclass
-class RaceRewardsCfg:
+class RaceRewardsCfg(GatesRewardsCfg):
+    """The gate task's gate, lap, crash and body-rate terms; progress as a rate (1 per metre,
+    independent of the control step) instead of a per-step delta."""
+
     progress = RewTerm(func=mdp.progress_rate, weight=1.0, params={"clip": 25.0})
-    gate = RewTerm(func=mdp.checkpoint_passed, weight=250.0)
-    lap = RewTerm(func=mdp.lap_completed, weight=500.0)
-    crash = RewTerm(func=imdp.is_terminated_term, weight=-250.0,
-                    params={"term_keys": ["crash", "missed", "off_course", "altitude"]})
-    rates = RewTerm(func=mdp.body_rate_l2, weight=-0.05)
 
 
 @configclass
