@@ -186,7 +186,7 @@ def _num(x) -> str:
 
 
 def _ci(ci) -> str:
-    return "" if not ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+    return "" if not ci or None in ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
 
 
 if __name__ == "__main__":

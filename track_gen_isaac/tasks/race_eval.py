@@ -1,14 +1,12 @@
-"""Report a racer run (``TrackGen-Drone-Gates-Race-v0``) as the main job reports a gate run, on the
-held-out courses of ``gates-v1``, until the benchmark lists a suite flown with the racer's task.
+"""Evaluate a racer run (``TrackGen-Drone-Gates-Race-v0``) on the held-out courses of ``gates-v1``,
+on the nominal drone or on the randomized one it trained with.
 
-The main job finds its suite by task id (``evaluate.suite_of_task``), and ``gates-v1`` is flown
-with ``TrackGen-Drone-Gates-v0``, whose observations differ from the racer's. This flies the same
-suite (its course seed, generator, laps and time limit) with the racer's env instead:
-``dataclasses.replace(gates-v1, task=<racer task>)``. ``--dynamics nominal`` (default) flies the
-``-Play`` cfg (no randomization, no noise: the drone every gate task flies); ``randomized`` flies
-the training cfg (a plant drawn per course, observation noise)::
+The main job already flies the racer on ``gates-v1`` with its nominal ``-Play`` env (a task no
+suite names flies its family's suite: ``evaluate.suite_of_task``). This adds the other case:
+``--dynamics randomized`` flies the same courses with the training cfg (a plant drawn per course,
+observation noise), next to ``--dynamics nominal``, the main job's own evaluation::
 
-    python -m track_gen_isaac.tasks.race_eval logs/rsl_rl/trackgen_drone_race/<run> --eval_courses 64
+    python -m track_gen_isaac.tasks.race_eval logs/rsl_rl/trackgen_drone_race/<run> --dynamics randomized
 """
 
 from __future__ import annotations
@@ -27,18 +25,15 @@ __all__ = ["racer_suite", "main"]
 RACE_TASK = "TrackGen-Drone-Gates-Race-v0"
 
 
-def racer_suite(dynamics: str = "nominal", base: str = "gates-v1", task: str = RACE_TASK):
-    """The ``base`` suite flown with the racer's env (nominal: its ``-Play`` cfg)."""
-    from track_gen_isaac.evaluate import get_suite
-    from track_gen_isaac.main_job import play_task_of
+def racer_suite(dynamics: str = "nominal", task: str = RACE_TASK):
+    """The racer's suite (``evaluate.suite_of_task``: its family's courses, the ``-Play`` env);
+    ``randomized``: the same courses flown with the training cfg."""
+    from track_gen_isaac.evaluate import suite_of_task
 
     if dynamics not in ("nominal", "randomized"):
         raise ValueError(f"dynamics: expected 'nominal' or 'randomized', got {dynamics!r}")
-    return dataclasses.replace(get_suite(base), task=play_task_of(task) if dynamics == "nominal" else task)
-
-
-def _ci(ci) -> str:
-    return "" if not ci or None in ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+    suite = suite_of_task(task)
+    return suite if dynamics == "nominal" else dataclasses.replace(suite, task=task)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     run_dir = Path(args.run_dir)
 
     from track_gen_isaac.evaluate import evaluate
-    from track_gen_isaac.main_job import _num, play_task_of
+    from track_gen_isaac.main_job import _ci, _num, play_task_of
     from track_gen_isaac.play import play
 
     suite = racer_suite(args.dynamics, task=args.task)
