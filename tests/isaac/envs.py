@@ -69,6 +69,7 @@ class GatesRewCfg:
     passed = RewTerm(func=mdp.checkpoint_passed, weight=1.0)
     lap = RewTerm(func=mdp.lap_completed, weight=5.0)
     crash = RewTerm(func=mdp.collision_penalty, weight=-1.0)
+    clear = RewTerm(func=mdp.clearance_penalty, weight=-0.5, params={"margin": 1.0})
     off = RewTerm(func=mdp.off_track_penalty, weight=-1.0, params={"max_distance": 2.0})
     wrong = RewTerm(func=mdp.wrong_way_penalty, weight=-1.0)
 

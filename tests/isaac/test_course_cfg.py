@@ -178,3 +178,21 @@ def test_half_height_is_checked_for_every_course():
     cfg = CourseCfg(generator=tg.TrackGenConfig(), half_height=-0.1)
     with pytest.raises(ValueError, match="CourseCfg.half_height"):
         cfg.validate_config()
+
+
+@pytest.mark.parametrize("course, params, message", [
+    (CourseCfg(generator=tg.GateGenConfig(gate_width=1.0), collision="frame"), {"margin": 0.0}, r"margin: expected a distance"),
+    (CourseCfg(generator=tg.GateGenConfig(gate_width=1.0), collision="frame"), {"margin": True}, r"margin: expected"),
+    (CourseCfg(generator=tg.GateGenConfig(gate_width=1.0), collision="frame"), {"margin": float("nan")}, r"margin: expected"),
+    (CourseCfg(generator=tg.GateGenConfig(gate_width=1.0), collision=None), {}, r"env.cfg.course.collision is None"),
+])
+def test_clearance_penalty_checks_its_parameters_at_construction(course, params, message):
+    from isaaclab.managers import RewardTermCfg
+
+    from track_gen_isaac import mdp
+
+    env = types.SimpleNamespace(cfg=types.SimpleNamespace(course=course), num_envs=2, device="cpu")
+    with pytest.raises(ValueError, match=r"clearance_penalty\(course_name='course'\): " + message):
+        mdp.clearance_penalty(RewardTermCfg(func=mdp.clearance_penalty, params=params), env)
+    if params:
+        mdp.clearance_penalty(RewardTermCfg(func=mdp.clearance_penalty, params={"margin": 0.25}), env)

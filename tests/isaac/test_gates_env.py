@@ -41,7 +41,7 @@ def test_one_course_per_env_built_at_construction(env, ec):
     terms = [t.func for m in (env.observation_manager, env.reward_manager, env.termination_manager)
              for t in (m._group_obs_term_cfgs["policy"] if m is env.observation_manager else m._term_cfgs)
              if isinstance(t.func, CourseTerm)]
-    assert len(terms) == 4 + 6 + 4
+    assert len(terms) == 4 + 7 + 4
     assert all(t.ec is ec for t in terms)
     assert ec.course.result.valid.numpy().all()
 
@@ -65,7 +65,7 @@ def test_binding_is_zero_copy_and_stable(env, ec):
 
 def test_course_steps_once_per_env_step(env, ec):
     before = ec.steps
-    step(env, 4)  # 4 obs + 6 reward + 4 termination course terms read it every step
+    step(env, 4)  # 4 obs + 7 reward + 4 termination course terms read it every step
     assert ec.steps == before + 4
     assert ec.stepped_at == env.common_step_counter
 
@@ -79,6 +79,7 @@ def test_terms_equal_the_core_step_result(env, ec):
     rm, tm = env.reward_manager, env.termination_manager
     rew_idx = {n: i for i, n in enumerate(rm.active_terms)}
     checked = 0
+    clear_seen = []
     for k in range(0, 30):  # along the course line, through the gate centres (no lap, no miss, no crash)
         if k:  # step 0: at the start pose, which the first step after the reset stores
             target = pts[np.arange(E), np.minimum(k, cnt - 1)]
@@ -100,10 +101,13 @@ def test_terms_equal_the_core_step_result(env, ec):
         ev = res.events
         expect_rew = {"progress": ev.delta.numpy(), "passed": ev.passed.numpy(), "lap": ev.lap.numpy(),
                       "crash": res.contacts.hit.numpy(), "off": res.frame.distance.numpy() > 2.0,
-                      "wrong": ev.wrong_way.numpy()}
+                      "wrong": ev.wrong_way.numpy(),
+                      "clear": np.clip(1.0 - res.contacts.clearance.numpy().astype(np.float64), 0.0, 1.0)}
         for name, val in expect_rew.items():
             w = rm.get_term_cfg(name).weight
             np.testing.assert_allclose(rm._step_reward[:, rew_idx[name]].numpy() / w, val, atol=1e-5, err_msg=name)
+        near = rm._step_reward[:, rew_idx["clear"]].numpy()
+        clear_seen.append(((near < -1e-3) & (near > -0.5 + 1e-3)).any())  # inside the margin, not touching
         np.testing.assert_array_equal(tm.get_term("crash").numpy(), res.contacts.hit.numpy() != 0)
         np.testing.assert_array_equal(tm.get_term("missed").numpy(), ev.missed.numpy() != 0)
         np.testing.assert_array_equal(tm.get_term("laps").numpy(), ev.laps.numpy() >= 1)
@@ -135,6 +139,7 @@ def test_terms_equal_the_core_step_result(env, ec):
             np.testing.assert_allclose(yaw_of(q), want, atol=1e-4)
         checked += 1
     assert checked and ec.result.events.total.numpy().min() >= 2  # every env passed gates
+    assert any(clear_seen)  # the clearance term was inside its margin at some gate pass
     assert ec.result.events.delta.numpy().max() > 0
 
 

@@ -41,7 +41,7 @@ def test_stable_terms_are_swapped_to_their_warp_twins(runs):
     assert "track_gen_isaac.experimental" in WarpFrontend.WARP_ROOT_PREFIXES
     ours = [t for t in info["obs_terms"] + info["event_terms"] + info["terms"]
             if t.__module__.startswith("track_gen_isaac")]
-    assert len(ours) == 4 + 2 + 6 + 4
+    assert len(ours) == 4 + 2 + 7 + 4
     assert all(t.__module__.startswith("track_gen_isaac.experimental.mdp.") for t in ours)
 
 

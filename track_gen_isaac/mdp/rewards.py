@@ -15,8 +15,8 @@ import warp as wp
 from track_gen_isaac.mdp._base import CourseTerm
 from track_gen_isaac.mdp._off_track import OffTrackTerm
 
-__all__ = ["progress_delta", "progress_rate", "checkpoint_passed", "lap_completed", "collision_penalty", "off_track_penalty",
-           "wrong_way_penalty"]
+__all__ = ["progress_delta", "progress_rate", "checkpoint_passed", "lap_completed", "collision_penalty",
+           "clearance_penalty", "off_track_penalty", "wrong_way_penalty"]
 
 wp.set_module_options({"enable_backward": False})
 
@@ -135,6 +135,39 @@ class collision_penalty(CourseTerm):
 
     def __call__(self, env, course_name: str = "course", depth: bool = False):
         return self.compute(depth=depth)
+
+
+@wp.kernel
+def clearance_kernel(clearance: wp.array(dtype=wp.float32), inv_margin: float, out: wp.array(dtype=wp.float32)):
+    """out = clamp(1 - clearance / margin, 0, 1); a non-finite clearance (non-finite pose) reads 1."""
+    e = wp.tid()
+    v = 1.0 - clearance[e] * inv_margin
+    if wp.isnan(v):
+        v = 1.0
+    out[e] = wp.clamp(v, 0.0, 1.0)
+
+
+class clearance_penalty(CourseTerm):
+    """How far inside a safety margin of the nearest obstacle the robot's box is: ``clamp(1 -
+    clearance / margin, 0, 1)`` (``contacts.clearance``, the exact signed distance to the nearest
+    gate bar / obstacle): 0 beyond ``margin`` [m], rising linearly to 1 at contact (and 1 while
+    touching, or for a non-finite pose). A shaping term: it asks the policy to pass gates with room
+    to spare, so a small error in the plant (or the nominal plant at the edge of the randomized
+    ones) does not turn a close pass into a crash. Needs ``CourseCfg.collision``."""
+
+    def check(self, margin=0.2):
+        if self.course_cfg.collision is None:
+            raise ValueError(f"env.cfg.{self.course_name}.collision is None: the course has no collision component")
+        if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not 0.0 < margin < 1e6:
+            raise ValueError(f"margin: expected a distance in (0, 1e6) [m], got {margin!r}")
+
+    def launch(self, out, margin=0.2):
+        ec = self.ec
+        wp.launch(clearance_kernel, dim=ec.num_envs, inputs=[self.read().contacts.clearance, 1.0 / float(margin)],
+                  outputs=[out], device=ec.device)
+
+    def __call__(self, env, course_name: str = "course", margin: float = 0.2):
+        return self.compute(margin=margin)
 
 
 class off_track_penalty(OffTrackTerm):

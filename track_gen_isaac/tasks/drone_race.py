@@ -19,6 +19,9 @@ way drone-racing policies that transfer to real drones are trained (Song et al. 
   lap       ``lap_completed``                      500      10 per lap
   crash     ``is_terminated_term`` (failures)      -250     -5 once, when a failure ends the episode (gate frame,
                                                             missed gate, 2.5 m off course, altitude)
+  clearance ``clearance_penalty`` (margin 0.2 m)   -10      up to -0.2 per step while the body box is within
+                                                            0.2 m of a gate bar (linear, -0.2 at contact): pass
+                                                            gates with room to spare
   rates     ``body_rate_l2``                       -0.05    smooth flight: -0.001 per (rad/s)^2 per step
   ========  =====================================  =======  ====================================================
 
@@ -64,9 +67,10 @@ class RaceObsCfg:
 @configclass
 class RaceRewardsCfg(GatesRewardsCfg):
     """The gate task's gate, lap, crash and body-rate terms; progress as a rate (1 per metre,
-    independent of the control step) instead of a per-step delta."""
+    independent of the control step) instead of a per-step delta; a clearance margin to the gate bars."""
 
     progress = RewTerm(func=mdp.progress_rate, weight=1.0, params={"clip": 25.0})
+    clearance = RewTerm(func=mdp.clearance_penalty, weight=-10.0, params={"margin": 0.2})
 
 
 @configclass

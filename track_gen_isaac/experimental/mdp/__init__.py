@@ -20,6 +20,7 @@ from track_gen_isaac.experimental.mdp.observations import (
 )
 from track_gen_isaac.experimental.mdp.rewards import (
     checkpoint_passed,
+    clearance_penalty,
     collision_penalty,
     lap_completed,
     off_track_penalty,
@@ -51,7 +52,7 @@ __all__ = [
     "course_difficulty", "course_schedule",
     "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint",
     "next_checkpoints", "next_gates", "track_frame", "track_frame_velocity", "lookahead_points", "lap_progress",
-    "progress_delta", "progress_rate", "checkpoint_passed", "lap_completed", "collision_penalty", "off_track_penalty",
+    "progress_delta", "progress_rate", "checkpoint_passed", "lap_completed", "collision_penalty", "clearance_penalty", "off_track_penalty",
     "wrong_way_penalty",
     "collided", "off_track", "laps_done", "gate_missed", "invalid_course",
 ]

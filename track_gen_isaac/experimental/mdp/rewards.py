@@ -6,8 +6,8 @@ from __future__ import annotations
 from track_gen_isaac.experimental.mdp._base import ReaderTerm
 from track_gen_isaac.mdp import rewards as stable
 
-__all__ = ["progress_delta", "progress_rate", "checkpoint_passed", "lap_completed", "collision_penalty", "off_track_penalty",
-           "wrong_way_penalty"]
+__all__ = ["progress_delta", "progress_rate", "checkpoint_passed", "lap_completed", "collision_penalty",
+           "clearance_penalty", "off_track_penalty", "wrong_way_penalty"]
 
 
 class progress_delta(ReaderTerm, stable.progress_delta):
@@ -43,6 +43,13 @@ class collision_penalty(ReaderTerm, stable.collision_penalty):
 
     def __call__(self, env, out, course_name: str = "course", depth: bool = False):
         self.launch(out, depth=depth)
+
+
+class clearance_penalty(ReaderTerm, stable.clearance_penalty):
+    __doc__ = stable.clearance_penalty.__doc__
+
+    def __call__(self, env, out, course_name: str = "course", margin: float = 0.2):
+        self.launch(out, margin=margin)
 
 
 class off_track_penalty(ReaderTerm, stable.off_track_penalty):
