@@ -81,7 +81,7 @@ def test_tasks_without_a_suite_fly_their_familys_courses():
     race = suite_of_task("TrackGen-Drone-Gates-Race-v0")
     gates = get_suite("gates-v1")
     assert race.name == "gates-v1" and race.seed == gates.seed and race.course == gates.course
-    assert race.task == "TrackGen-Drone-Gates-Race-Play-v0"           # the nominal vehicle
+    assert race.task == "TrackGen-Drone-Gates-Race-Play-v0"           # the racer's own -Play env (its centre plant)
     assert suite_of_task("TrackGen-Drone-Gates-v0") is gates
     with pytest.raises(ValueError, match="no benchmark suite"):
         suite_of_task("Acme-Rover-v0")

@@ -178,11 +178,40 @@ def test_the_drawn_plant_flies(env):
     np.testing.assert_allclose(acc, want, atol=0.02)
 
 
-def test_play_variant_flies_the_nominal_drone():
+def test_play_variant_flies_the_centre_plant():
+    """One plant: the model's own figures, drag and latency at the middle of their ranges, no noise
+    (read back from a real env in test_racer_runtimes.py)."""
+    from track_gen_isaac.mdp.randomization import RANGES
+
     cfg = _cfg("TrackGen-Drone-Gates-Race-Play-v0", 4)
-    assert cfg.events.dynamics is None
+    p = cfg.events.dynamics.params
+    for key in ("mass_scale", "inertia_scale", "thrust_scale", "torque_scale"):
+        assert p[key] == (1.0, 1.0), key
+    tau = cfg.actions.rotors.model.motor_time_constant
+    assert p["motor_time_constant"] == (tau, tau) and RANGES["motor_time_constant"][0] < tau < RANGES["motor_time_constant"][1]
+    assert p["linear_drag"] == (0.005, 0.005) and p["latency"] == (1, 1)
     assert cfg.observations.policy.state.params["noise_std"] == (0.0, 0.0, 0.0, 0.0)
     assert cfg.observations.policy.gates.params["noise_std"] == 0.0
+    train = _cfg("TrackGen-Drone-Gates-Race-v0", 4)  # the training cfg keeps its ranges
+    assert train.events.dynamics.params == {} and train.observations.policy.gates.params["noise_std"] > 0
+
+
+def test_ideal_plant_and_overrides():
+    from track_gen_isaac.evaluate.rollout import apply_overrides
+    from track_gen_isaac.tasks.race_eval import racer_suite
+
+    suite = racer_suite("ideal")
+    assert suite.task == "TrackGen-Drone-Gates-Race-Play-v0" and suite.env_overrides == {"events.dynamics": None}
+    cfg = _cfg(suite.task, 4)
+    apply_overrides(cfg, suite.env_overrides)
+    assert cfg.events.dynamics is None and cfg.events.place is not None
+    assert racer_suite("randomized").task == "TrackGen-Drone-Gates-Race-v0" and racer_suite().env_overrides == {}
+    with pytest.raises(ValueError, match="'events.nothing' is not an attribute"):
+        apply_overrides(cfg, {"events.nothing": 1})
+    with pytest.raises(ValueError, match="'nothing.at.all' is not an attribute"):
+        apply_overrides(cfg, {"nothing.at.all": 1})
+    with pytest.raises(ValueError, match="dynamics: expected one of"):
+        racer_suite("nominal")
 
 
 def test_bad_parameters_fail_at_construction():

@@ -42,3 +42,27 @@ def test_both_runtimes_fly_the_same_with_randomization_on():
     np.testing.assert_allclose(warp["pos"], stable["pos"], atol=1e-4)
     np.testing.assert_allclose(warp["rew"], stable["rew"], atol=1e-4, rtol=1e-4)
     np.testing.assert_allclose(warp["obs"], stable["obs"], atol=1e-3, rtol=1e-3)
+
+
+def test_the_play_env_flies_the_centre_plant():
+    """Read back from the simulation after a reset: every env the same plant, the model's mass and
+    coefficients, drag 0.005 N s/m per axis, one step of latency."""
+    import gymnasium as gym
+
+    from track_gen_isaac.quadrotor import CRAZYFLIE
+
+    task = "TrackGen-Drone-Gates-Race-Play-v0"
+    e = gym.make(task, cfg=_cfg(task, 4))
+    try:
+        e.reset()
+        base = e.unwrapped
+        dyn = base.action_manager.get_term("rotors").dyn
+        np.testing.assert_array_equal(dyn.delay.numpy(), 1)
+        np.testing.assert_allclose(dyn.drag.numpy(), 0.005, rtol=1e-6)
+        np.testing.assert_allclose(dyn.thrust_scale.numpy(), 1.0)
+        np.testing.assert_allclose(dyn.torque_scale.numpy(), 1.0)
+        np.testing.assert_allclose(base.scene["robot"].data.body_mass.torch.numpy()[:, 0], CRAZYFLIE.mass, rtol=1e-6)
+        tau = base.event_manager.get_term_cfg("dynamics").func.tau.numpy()
+        np.testing.assert_allclose(tau, base.cfg.actions.rotors.model.motor_time_constant, rtol=1e-6)
+    finally:
+        e.close()

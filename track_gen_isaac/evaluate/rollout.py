@@ -23,11 +23,24 @@ import numpy as np
 
 from track_gen_isaac.evaluate.suites import Suite
 
-__all__ = ["Flight", "build_env", "checkpoint_shapes", "load_policy", "fly", "course_snapshot", "NOT_FAILURE"]
+__all__ = ["Flight", "apply_overrides", "build_env", "checkpoint_shapes", "load_policy", "fly", "course_snapshot", "NOT_FAILURE"]
 
 #: episode endings that are not failures
 NOT_FAILURE = ("laps", "time_out")
 _NO_RESET_WARNING = ".*no regenerate_course / reset_course event.*"
+
+
+def apply_overrides(cfg, overrides: dict) -> None:
+    """Set each dotted-path attribute of ``cfg`` (``Suite.env_overrides``); ValueError naming a path
+    that does not exist in the cfg."""
+    for path, value in overrides.items():
+        *head, last = path.split(".")
+        node = cfg
+        for name in head:
+            node = getattr(node, name, None)
+        if node is None or not hasattr(node, last):
+            raise ValueError(f"Suite.env_overrides: {path!r} is not an attribute of the task's env cfg")
+        setattr(node, last, value)
 
 
 def build_env(suite: Suite, num_courses: int, device: str):
@@ -44,6 +57,7 @@ def build_env(suite: Suite, num_courses: int, device: str):
     cfg = load_cfg_from_registry(suite.task, "env_cfg_entry_point")
     agent = handle_deprecated_rsl_rl_cfg(load_cfg_from_registry(suite.task, "rsl_rl_cfg_entry_point"),
                                          check_rsl_rl_version())
+    apply_overrides(cfg, suite.env_overrides)
     cfg.scene.num_envs = int(num_courses)
     cfg.sim.device = device
     agent.device = device

@@ -56,6 +56,9 @@ class Suite:
             layout file every course flies (``course`` then holds ``CourseCfg.layout_options``,
             e.g. the ``jitter_pos`` of its tolerance); None for a procedural suite.
         lsy_axis: the gate-pass axis of an lsy_drone_racing level file (``layout`` only).
+        env_overrides: env-cfg attributes set after the task's cfg is loaded, by dotted path
+            (``{"events.dynamics": None}``: fly without the randomization event); ``{}``: the
+            task's cfg as registered. For variants of one vehicle, not to move the courses.
     """
 
     name: str
@@ -67,6 +70,7 @@ class Suite:
     description: str = ""
     layout: str | None = None
     lsy_axis: str | None = None
+    env_overrides: dict = field(default_factory=dict)
 
     @property
     def family(self) -> str:

@@ -1,10 +1,11 @@
 """Evaluate a racer run (``TrackGen-Drone-Gates-Race-v0``) on the held-out courses of ``gates-v1``,
-on the nominal drone or on the randomized one it trained with.
+on one of three plants.
 
-The main job already flies the racer on ``gates-v1`` with its nominal ``-Play`` env (a task no
-suite names flies its family's suite: ``evaluate.suite_of_task``). This adds the other case:
-``--dynamics randomized`` flies the same courses with the training cfg (a plant drawn per course,
-observation noise), next to ``--dynamics nominal``, the main job's own evaluation::
+The main job already flies the racer on ``gates-v1`` with its ``-Play`` env, the centre plant (a
+task no suite names flies its family's suite: ``evaluate.suite_of_task``): ``--dynamics centre``.
+This adds the other cases on the same courses: ``--dynamics randomized`` flies the training cfg (a
+plant drawn per course, observation noise), ``--dynamics ideal`` the gate task's drone (no drag, no
+latency, no noise: the edge of the randomized ranges)::
 
     python -m track_gen_isaac.tasks.race_eval logs/rsl_rl/trackgen_drone_race/<run> --dynamics randomized
 """
@@ -25,15 +26,22 @@ __all__ = ["racer_suite", "main"]
 RACE_TASK = "TrackGen-Drone-Gates-Race-v0"
 
 
-def racer_suite(dynamics: str = "nominal", task: str = RACE_TASK):
-    """The racer's suite (``evaluate.suite_of_task``: its family's courses, the ``-Play`` env);
-    ``randomized``: the same courses flown with the training cfg."""
-    from track_gen_isaac.evaluate import suite_of_task
+DYNAMICS = ("centre", "randomized", "ideal")
 
-    if dynamics not in ("nominal", "randomized"):
-        raise ValueError(f"dynamics: expected 'nominal' or 'randomized', got {dynamics!r}")
+
+def racer_suite(dynamics: str = "centre", task: str = RACE_TASK):
+    """The racer's suite (``evaluate.suite_of_task``: its family's courses, the ``-Play`` env, the
+    centre plant); ``randomized``: the same courses flown with the training cfg; ``ideal``: the
+    ``-Play`` env without its randomization event (the model as the gate task flies it)."""
+    from track_gen_isaac.evaluate import suite_of_task
+    from track_gen_isaac.tasks.drone_race import IDEAL_OVERRIDES
+
+    if dynamics not in DYNAMICS:
+        raise ValueError(f"dynamics: expected one of {DYNAMICS}, got {dynamics!r}")
     suite = suite_of_task(task)
-    return suite if dynamics == "nominal" else dataclasses.replace(suite, task=task)
+    if dynamics == "randomized":
+        return dataclasses.replace(suite, task=task)
+    return dataclasses.replace(suite, env_overrides=dict(IDEAL_OVERRIDES)) if dynamics == "ideal" else suite
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("run_dir")
     ap.add_argument("--task", default=RACE_TASK)
     ap.add_argument("--eval_courses", type=int, default=64)
-    ap.add_argument("--dynamics", choices=("nominal", "randomized"), default="nominal")
+    ap.add_argument("--dynamics", choices=DYNAMICS, default="centre")
     ap.add_argument("--play_steps", type=int, default=750)
     ap.add_argument("--play_envs", type=int, default=16)
     ap.add_argument("--device", default=None)
