@@ -15,11 +15,14 @@ Variants:
   100 iterations) instead of the task's contact-free settings -- the baseline for the solver
   choice.
 
-Ratios are against ``stable`` of the same task and E, measured in the same run. Run from the
+Ratios are against ``stable`` of the same task and E, and (step time) against the Gates task of the
+same E and variant (the cost of what a task adds, e.g. the depth image of ``Gates-Depth``), measured
+in the same run. Run from the
 repository root::
 
     PYTHONPATH=. python bench/bench_drone.py                      # gates + track, E = 256, 1024
     PYTHONPATH=. python bench/bench_drone.py --tasks Gates --envs 1024 --steps 100
+    PYTHONPATH=. python bench/bench_drone.py --tasks Gates Gates-Depth --envs 256 --variants stable warp
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ wp.config.log_level = wp.LOG_WARNING
 from bench.bench_generate import load_avg, machine_info  # noqa: E402
 
 VARIANTS = ("stable", "warp", "mjwarp-defaults")
+#: the task families (``TrackGen-Drone-<family>-v0``) this benchmark builds
+TASKS = ("Gates", "Track", "Gates-Depth", "Gates-Race")
 
 
 def bench_one(family: str, variant: str, num_envs: int, args) -> dict:
@@ -81,20 +86,23 @@ def bench_one(family: str, variant: str, num_envs: int, args) -> dict:
 def report(rows: list[dict], args) -> str:
     lines = [f"# bench_drone: env steps/s of the drone tasks, CPU ({machine_info()}; load {load_avg()})",
              f"# {args.steps} timed steps after {args.warmup}, random actions in [-0.3, 0.3]",
-             "| task | E | variant | ms / env step | env steps / s | x stable | resets |",
-             "|---|---:|---|---:|---:|---:|---:|"]
+             "| task | E | variant | ms / env step | env steps / s | x stable | step time x Gates | resets |",
+             "|---|---:|---|---:|---:|---:|---:|---:|"]
     base = {(r["task"], r["E"]): r["sps"] for r in rows if r["variant"] == "stable"}
+    gates = {(r["E"], r["variant"]): r["ms"] for r in rows if r["task"] == "Gates"}
     for r in rows:
         b = base.get((r["task"], r["E"]))
         ratio = f"{r['sps'] / b:.2f}" if b else "-"
-        lines.append(f"| {r['task']} | {r['E']} | {r['variant']} | {r['ms']:.1f} | {r['sps']:,.0f} | {ratio} | "
+        g = gates.get((r["E"], r["variant"]))
+        vs = f"{r['ms'] / g:.2f}" if g and r["task"] != "Gates" else "-"
+        lines.append(f"| {r['task']} | {r['E']} | {r['variant']} | {r['ms']:.1f} | {r['sps']:,.0f} | {ratio} | {vs} | "
                      f"{r['resets']} |")
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tasks", nargs="+", default=["Gates", "Track"], choices=["Gates", "Track"])
+    ap.add_argument("--tasks", nargs="+", default=["Gates", "Track"], choices=TASKS)
     ap.add_argument("--envs", nargs="+", type=int, default=[256, 1024])
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
     ap.add_argument("--steps", type=int, default=200)

@@ -2,10 +2,18 @@
 
     PYTHONPATH=. python docs/make_depth_pictures.py [out_dir]
 
-Writes ``depth_camera.png`` into ``docs/_static/components`` (or ``out_dir``): a gate course with
-pole obstacles and a band track, top down, each with three camera poses and their horizontal
-frustums, beside the depth images ``tools.DepthCamera`` casts from those poses (one env per pose,
-all on the same course). Every depth value drawn comes from ``course.step()``.
+Writes into ``docs/_static/components`` (or ``out_dir``):
+
+* ``depth_camera.png``: a gate course with pole obstacles and a band track, top down, each with
+  three camera poses and their horizontal frustums, beside the depth images ``tools.DepthCamera``
+  casts from those poses (one env per pose, all on the same course);
+* ``depth_task.png``: what the policy of ``TrackGen-Drone-Gates-Depth-v0`` sees: its course and
+  camera (16 x 12, 90 deg, far 10 m, 5 cm ahead of the body centre), three poses of a flight
+  through the gates (the last one pitched forward, as when accelerating) with their frustums and
+  a downward range grid (the height scan, ``grid=``), beside the task's image and the same view at
+  32 x 24 and 64 x 48.
+
+Every depth value drawn comes from ``course.step()``.
 """
 
 from __future__ import annotations
@@ -34,13 +42,17 @@ def quat(yaw: float, pitch: float = 0.0) -> np.ndarray:
     return np.array([-sp * sy, sp * cy, cp * sy, cp * cy])
 
 
-def shoot(generator, poses, cam):
-    """The same course in every env (one seed), one camera pose per env: images [P, H, W]."""
+def shoot(generator, poses, cam, pitches=None, grid=False):
+    """The same course in every env (one seed), one camera pose per env: images [P, H, W] (and,
+    with ``grid``, the range grid [P, rows, cols])."""
     course = Course(generator, [cam])
+    pitches = pitches or [0.0] * len(poses)
     pos = wp.array(np.array([p for p, _ in poses], np.float32), dtype=wp.vec3f)
-    q = wp.array(np.array([quat(y) for _, y in poses], np.float32), dtype=wp.quatf)
+    q = wp.array(np.array([quat(y, pt) for (_, y), pt in zip(poses, pitches)], np.float32), dtype=wp.quatf)
     course.bind(position=pos, orientation=q)
-    return course.step()["depth_camera"].depth.numpy().copy()
+    res = course.step()["depth_camera"]
+    img = res.depth.numpy().copy()
+    return (img, res.grid.numpy().copy()) if grid else img
 
 
 def frustum(ax, p, yaw, color, reach):
@@ -53,7 +65,73 @@ def frustum(ax, p, yaw, color, reach):
     return np.array(pts)
 
 
+#: the depth task's camera (``track_gen_isaac.tasks.drone_depth.DEPTH_CAMERA``) and course
+TASK_CAM = dict(fov_deg=90.0, near=0.05, far=10.0, offset=(0.05, 0.0, 0.0))
+TASK_RES = ((16, 12), (32, 24), (64, 48))
+GRID = dict(grid=(5, 5), grid_spacing=0.4)  # a downward height scan, 1.6 m square
+
+
+def task_picture(out_dir: pathlib.Path) -> None:
+    """``depth_task.png``: the depth task's view at its resolution and at two finer ones."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    n, far = 3, TASK_CAM["far"]
+    gen = tg.GateGenerator(presets.gates(n, "cpu", gate_width=1.0, gate_height=1.0, size=10.0), seeds=[7] * n)
+    r = host_result(gen.result)
+    g0, g1, g2 = (r.pos[0, k].astype(float) for k in (0, 1, 2))
+    yaw01 = math.atan2(*(g1 - g0)[1::-1])
+    yaw12 = math.atan2(*(g2 - g1)[1::-1])
+    poses = [(g0 + 0.3 * (g1 - g0), yaw01), (g0 + 0.75 * (g1 - g0), yaw01 + 0.35), (g1 + 0.3 * (g2 - g1), yaw12)]
+    pitches = [0.0, 0.0, math.radians(20.0)]  # the last one nose down 20 deg (accelerating)
+    imgs, grids = [], None
+    for w, h in TASK_RES:
+        img, gr = shoot(gen, poses, tools.DepthCamera(w, h, **TASK_CAM, post_radius=None, **GRID), pitches, grid=True)
+        imgs.append(img)
+        grids = gr if grids is None else grids
+    fig = Figure(figsize=(15, 9), dpi=100)
+    FigureCanvasAgg(fig)
+    grid = fig.add_gridspec(3, 4, width_ratios=[1.5, 1, 1, 1], wspace=0.12, hspace=0.3)
+    ax = fig.add_subplot(grid[:, 0])
+    draw_gates(ax, r, 0, title=False)
+    pts = np.concatenate([frustum(ax, p, yaw, c, 4.0) for (p, yaw), c in zip(poses, COLORS)])
+    for (p, yaw), gr in zip(poses, grids):  # the height-scan grid points, coloured by range
+        rows, cols = gr.shape
+        sp = GRID["grid_spacing"]
+        bx = (0.5 * (rows - 1) - np.arange(rows))[:, None] * sp + 0 * np.arange(cols)[None]
+        by = (0.5 * (cols - 1) - np.arange(cols))[None] * sp + 0 * np.arange(rows)[:, None]
+        c, s = math.cos(yaw), math.sin(yaw)
+        ax.scatter(p[0] + c * bx - s * by, p[1] + s * bx + c * by, c=gr, s=6, cmap="viridis_r", vmin=0, vmax=far,
+                   zorder=10)
+    lo, hi = np.array(ax.get_xlim()), np.array(ax.get_ylim())
+    ax.set_xlim(min(lo[0], pts[:, 0].min()) - 0.3, max(lo[1], pts[:, 0].max()) + 0.3)
+    ax.set_ylim(min(hi[0], pts[:, 1].min()) - 0.3, max(hi[1], pts[:, 1].max()) + 0.3)
+    ax.set_aspect("equal")
+    ax.set_title("the depth task's course; three poses, frustums 4 m deep,\ndots: a 5 x 5 downward range grid",
+                 fontsize=10)
+    for row, c in enumerate(COLORS):
+        for k, ((w, h), img) in enumerate(zip(TASK_RES, imgs)):
+            a = fig.add_subplot(grid[row, k + 1])
+            im = a.imshow(np.ma.masked_where(img[row] >= far, img[row]), cmap="viridis_r", vmin=0.0, vmax=far,
+                          interpolation="nearest")
+            a.set_facecolor("0.85")
+            a.set_xticks([])
+            a.set_yticks([])
+            for sp_ in a.spines.values():
+                sp_.set_edgecolor(c)
+                sp_.set_linewidth(3 if k == 0 else 1.5)
+            tilt = ", nose 20 deg down" if row == 2 else ""
+            a.set_title(f"pose {row + 1}{tilt}: {w}x{h} (the task's)" if k == 0 else f"{w}x{h}", fontsize=9)
+    fig.colorbar(im, ax=[fig.axes[-1]], fraction=0.046, pad=0.02, label="depth [m]")
+    fig.suptitle("TrackGen-Drone-Gates-Depth-v0: the policy sees a 16 x 12 depth image (90 deg, far 10 m) and its "
+                 "own state; grey: nothing within far", fontsize=12)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out_dir / "depth_task.png", bbox_inches="tight")
+    print(out_dir / "depth_task.png")
+
+
 def main(out_dir: pathlib.Path) -> None:
+    task_picture(out_dir)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import Circle

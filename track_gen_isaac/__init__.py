@@ -12,12 +12,13 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "CourseCfg": ("track_gen_isaac.course_cfg", "CourseCfg"),
+    "DepthCameraCfg": ("track_gen_isaac.course_cfg", "DepthCameraCfg"),
     "EnvCourse": ("track_gen_isaac.env_course", "EnvCourse"),
     "get_course": ("track_gen_isaac.env_course", "get_course"),
     "global_rank": ("track_gen_isaac.env_course", "global_rank"),
 }
 
-__all__ = ["CourseCfg", "EnvCourse", "get_course", "global_rank", "__version__"]
+__all__ = ["CourseCfg", "DepthCameraCfg", "EnvCourse", "get_course", "global_rank", "__version__"]
 
 
 def __getattr__(name):

@@ -43,6 +43,8 @@ def build_course(cfg: CourseCfg, num_envs: int, device: str, *, seed: int, rank:
     gen = cfg.course_source(E, device)
     seeds = tg.SeedState(E, device, int(seed), env_offset=int(rank) * E)
     extra = [_make_extra(x, f"CourseCfg.extra[{i}]") for i, x in enumerate(cfg.extra)]
+    if cfg.depth_camera is not None:  # cast by the depth observation terms, after the step's resets
+        extra.append(cfg.depth_camera.build(cast_on_step=False))
     if cfg.mode == "track":
         if cfg.localizer:
             extra = [tools.TrackLine(), tools.Localizer(warm_window=cfg.localize_window, source="centerline"), *extra]

@@ -20,6 +20,10 @@ A course can fly real (or exported) layouts instead of procedural ones: ``layout
 a folder, ``GateLayout`` / ``TrackLayout`` objects or a list of them, and ``layout_options`` the
 keyword overrides of ``presets.gates_from_layouts`` / ``track_from_layouts``
 (:mod:`track_gen_isaac.course_layouts`); ``generator`` is then not used.
+
+``depth_camera=DepthCameraCfg(...)`` adds a ``tools.DepthCamera`` (named ``"depth_camera"``) for the
+depth observation terms (:mod:`track_gen_isaac.mdp.depth`), which cast it when the observations are
+computed.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Any
 
 from isaaclab.utils import configclass
 
-__all__ = ["CourseCfg", "MODES"]
+__all__ = ["CourseCfg", "DepthCameraCfg", "MODES"]
 
 #: the course presets a CourseCfg stands for
 MODES = ("track", "gates")
@@ -57,6 +61,60 @@ def _as_dict(gen) -> dict:
             v = {str(k): tuple(float(x) for x in r) for k, r in dict(v).items()}
         out[f.name] = v
     return out
+
+
+@configclass
+class DepthCameraCfg:
+    """A per-env depth camera on the course: the arguments of ``track_gen.tools.DepthCamera``
+    (their meaning and limits are its own; docs: "Depth without a renderer"), checked by
+    :meth:`CourseCfg.validate_config` with errors naming ``CourseCfg.depth_camera.<field>``.
+
+    The course gets it as the component ``"depth_camera"`` with ``cast_on_step=False``: the depth
+    observation terms (``mdp.depth_flat`` / ``mdp.depth_image``) cast it when the observations are
+    computed, after the step's resets, so every observation shows the pose and course the policy
+    acts on."""
+
+    width: int = 16
+    """Image width [pixels]."""
+    height: int = 12
+    """Image height [pixels]."""
+    fov_deg: float = 90.0
+    """Horizontal field of view [deg]."""
+    near: float = 0.05
+    """Surfaces nearer than this are ignored [m]."""
+    far: float = 10.0
+    """Depth of a pixel that sees nothing [m] (> near)."""
+    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """Mount position in the body frame (x forward, y left, z up) [m]."""
+    pitch_deg: float = 0.0
+    """Downward pitch of the optical axis [deg]."""
+    convention: str = "distance"
+    """``"distance"`` (along the ray) or ``"z"`` (along the optical axis)."""
+    wall_height: float = 0.3
+    """Band tracks: the walls' height [m] (0: none)."""
+    post_radius: Any = "auto"
+    """Gate posts: ``"auto"`` (the course's disc collision radius, if any), a radius [m], or None."""
+    ground: bool = True
+    """Cast against the ground plane."""
+    ring: int = 0
+    """Range rays in the body's xy plane (0: none)."""
+    grid: Any = None
+    """(rows, cols) of parallel range rays (None: none)."""
+    grid_spacing: float = 0.1
+    """Distance between neighbouring grid rays [m]."""
+    grid_direction: tuple[float, float, float] = (0.0, 0.0, -1.0)
+    """The grid rays' direction in the body frame (default down: a height scan)."""
+
+    def build(self, cast_on_step: bool = False):
+        """The ``tools.DepthCamera`` (unattached) this cfg stands for; TypeError / ValueError naming
+        ``CourseCfg.depth_camera.<field>`` on bad values."""
+        from track_gen.tools import DepthCamera
+
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        try:
+            return DepthCamera(**fields, cast_on_step=cast_on_step, name="depth_camera")
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"CourseCfg.depth_camera.{exc}") from None
 
 
 @configclass
@@ -140,6 +198,10 @@ class CourseCfg:
     is at the env origin. False (default): the layout's own frame is the env frame (numbers as in
     the file); a layout wider than ``env_spacing`` then overlaps its neighbours' space, which is
     harmless where envs do not touch (the drone tasks)."""
+
+    depth_camera: DepthCameraCfg | None = None
+    """A per-env depth camera (:class:`DepthCameraCfg`), the component ``"depth_camera"`` that the
+    depth observation terms read. None: no camera."""
 
     debug_vis: bool = False
     """Draw the course with Isaac Lab markers (:mod:`track_gen_isaac.debug_vis`): gate frames and
@@ -270,6 +332,11 @@ class CourseCfg:
             raise TypeError(f"CourseCfg.debug_vis: expected True or False, got {self.debug_vis!r}")
         if not isinstance(self.extra, (list, tuple)):
             raise TypeError(f"CourseCfg.extra: expected a list of components or factories, got {self.extra!r}")
+        if self.depth_camera is not None:
+            if not isinstance(self.depth_camera, DepthCameraCfg):
+                raise TypeError(f"CourseCfg.depth_camera: expected a track_gen_isaac.DepthCameraCfg or None, got "
+                                f"{type(self.depth_camera).__name__}")
+            self.depth_camera.build()  # checks every field (nothing is allocated before attach)
 
     def course_source(self, num_envs: int, device: str):
         """What ``Course.gates`` / ``Course.track`` build from: :meth:`generator_config`, or with

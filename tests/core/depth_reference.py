@@ -107,9 +107,10 @@ def pixel_rays(W, H, fov, pitch):
     return out
 
 
-def scene_depth(c, cam, p, q, body=None):
+def scene_depth(c, cam, p, q, body=None, starts=None):
     """Brute-force float64 image of every env: every primitive, every pixel (or every ray of
-    ``body`` [R, 3], body frame: then [E, R] distances)."""
+    ``body`` [R, 3], body frame: then [E, R] distances; ``starts`` [R, 3]: each ray's start
+    relative to the mount, body frame, default the mount itself)."""
     r = c.result
     E = len(p)
     shape = (cam.height, cam.width) if body is None else (len(body),)
@@ -120,6 +121,8 @@ def scene_depth(c, cam, p, q, body=None):
     for e in range(E):
         Rm = rotmat(q[e])
         o = np.broadcast_to(p[e] + Rm @ np.array(cam.offset), body.shape)
+        if starts is not None:
+            o = o + np.asarray(starts, float) @ Rm.T
         d = body @ Rm.T
         best = ref_plane(o, d, 0.0, cam.near) if cam.ground else np.full(len(d), BIG)
         valid = r.valid.numpy()[e] != 0

@@ -162,7 +162,7 @@ class Bodies:
 def gate_course(E=4, seeds=5, cam=None, **kw):
     gen = tg.GateGenerator(presets.gates(E, "cpu", gate_width=1.0, **kw), seeds=seeds)
     cam = cam or tools.DepthCamera(24, 16, 90.0, 0.05, 30.0, offset=(0.1, 0.0, 0.05), pitch_deg=5.0,
-                                   post_radius=0.05, ring=16)
+                                   post_radius=0.05, ring=16, grid=(3, 4))
     c = Course(gen, [cam])
     b = Bodies(E)
     c.bind(position=b.pos, orientation=b.quat)
@@ -221,6 +221,41 @@ def test_range_ring_matches_scene_reference(family):
     want = scene_depth(c, cam, p, q, body=ring_body(n))
     assert got.shape == (len(p), n) and (want < cam.far).mean() > 0.2
     compare_images(got, want, cam.far)
+
+
+def grid_body(rows, cols, spacing, direction):
+    """The grid written out from its definition: row 0 front-most, column 0 left-most."""
+    starts = np.array([[((rows - 1) / 2 - r) * spacing, ((cols - 1) / 2 - c) * spacing, 0.0]
+                       for r in range(rows) for c in range(cols)])
+    d = np.asarray(direction, float) / np.linalg.norm(direction)
+    return starts, np.tile(d, (rows * cols, 1))
+
+
+@pytest.mark.parametrize("family, direction", [("gates", (0.0, 0.0, -1.0)), ("gates", (1.0, 0.2, -0.3)),
+                                               ("track", (0.0, 0.0, -1.0)), ("track", (1.0, -0.5, 0.0))])
+def test_range_grid_matches_scene_reference(family, direction):
+    rows, cols, sp = 9, 7, 0.35
+    kw = dict(grid=(rows, cols), grid_spacing=sp, grid_direction=direction)
+    if family == "gates":
+        cam = tools.DepthCamera(8, 6, 90.0, 0.05, 30.0, offset=(0.1, 0.0, 0.05), post_radius=0.05, **kw)
+        c, b = gate_course(E=4, cam=cam, max_obstacles=4, obstacle_count_min=2, obstacle_count_max=4)
+        p, q = start_poses(c, np.random.default_rng(5), jitter=0.3)
+    else:
+        cam = tools.DepthCamera(8, 6, 90.0, 0.0, 25.0, offset=(0.0, 0.0, 0.1), wall_height=0.4, **kw)
+        c = Course(tg.TrackGenerator(presets.track(3, "cpu"), seeds=2), [cam])
+        b = Bodies(3)
+        c.bind(position=b.pos, orientation=b.quat)
+        p, q = start_poses(c, np.random.default_rng(8), jitter=0.1)
+        p[:, 2] = np.maximum(p[:, 2], 0.2)
+    b.set(p, q)
+    got = c.step()["depth_camera"].grid.numpy()
+    starts, dirs = grid_body(rows, cols, sp, direction)
+    want = scene_depth(c, cam, p, q, body=dirs, starts=starts).reshape(len(p), rows, cols)
+    assert got.shape == (len(p), rows, cols) and cam.result.ranges is None
+    assert (want < cam.far).mean() > 0.2 and np.ptp(want[want < cam.far]) > 0.1  # not one flat value
+    compare_images(got, want, cam.far)
+    if direction == (0.0, 0.0, -1.0) and family == "gates":  # a height scan: over open ground, the height
+        assert np.isclose(np.median(got[0]), p[0, 2] + 0.05, rtol=0.2)
 
 
 def test_track_walls_match_scene_reference():
@@ -317,6 +352,7 @@ def test_nonfinite_pose_is_far_in_that_env_only():
     b.set(p, q)
     ref = c.step()["depth_camera"].depth.numpy().copy()
     ref_ring = cam.result.ranges.numpy().copy()
+    ref_grid = cam.result.grid.numpy().copy()
     p2, q2 = p.copy(), q.copy()
     p2[1, 0] = np.nan
     q2[2] = np.inf
@@ -326,6 +362,7 @@ def test_nonfinite_pose_is_far_in_that_env_only():
     got = c.step()["depth_camera"].depth.numpy()
     assert np.all(got[1:] == cam.far) and np.all(cam.result.ranges.numpy()[1:] == cam.far)
     assert np.array_equal(got[0], ref[0]) and np.array_equal(cam.result.ranges.numpy()[0], ref_ring[0])
+    assert np.all(cam.result.grid.numpy()[1:] == cam.far) and np.array_equal(cam.result.grid.numpy()[0], ref_grid[0])
 
 
 def test_render_mask_leaves_other_envs_untouched():
@@ -335,12 +372,14 @@ def test_render_mask_leaves_other_envs_untouched():
     b.set(*start_poses(c, rng))
     before = c.step()["depth_camera"].depth.numpy().copy()
     ring_before = c.components["depth_camera"].result.ranges.numpy().copy()
+    grid_before = c.components["depth_camera"].result.grid.numpy().copy()
     p, q = start_poses(c, rng)
     b.set(p, q)
     flags = np.array([1, 0, 1, 0, 0, 1], np.int32)
     b.render.assign(flags)
     got = c.step()["depth_camera"].depth.numpy().copy()
     ring_got = c.components["depth_camera"].result.ranges.numpy().copy()
+    grid_got = c.components["depth_camera"].result.grid.numpy().copy()
     b.render.assign(np.ones(6, np.int32))
     full = c.step()["depth_camera"].depth.numpy()
     on = flags != 0
@@ -348,6 +387,26 @@ def test_render_mask_leaves_other_envs_untouched():
     assert np.array_equal(got[on], full[on])
     assert not np.array_equal(full[~on], before[~on])
     assert np.array_equal(ring_got[~on], ring_before[~on]) and not np.array_equal(ring_got[on], ring_before[on])
+    assert np.array_equal(grid_got[~on], grid_before[~on]) and not np.array_equal(grid_got[on], grid_before[on])
+
+
+def test_cast_on_step_false_casts_only_on_cast():
+    """``cast_on_step=False``: ``course.step()`` leaves the image alone; ``cast`` draws exactly what
+    ``step`` draws with the default (image, ring and grid), and records like it."""
+    kw = dict(offset=(0.1, 0.0, 0.05), pitch_deg=5.0, post_radius=0.05, ring=8, grid=(3, 4))
+    c, b = gate_course(E=3, cam=tools.DepthCamera(12, 8, 90.0, 0.05, 30.0, **kw))
+    lazy, bl = gate_course(E=3, cam=tools.DepthCamera(12, 8, 90.0, 0.05, 30.0, cast_on_step=False, **kw))
+    p, q = start_poses(c, np.random.default_rng(4))
+    b.set(p, q)
+    bl.set(p, q)
+    cam, lc = c.components["depth_camera"], lazy.components["depth_camera"]
+    c.step()
+    lazy.step()
+    assert np.all(lc.result.depth.numpy() == 30.0) and np.all(lc.result.grid.numpy() == 30.0)  # untouched
+    replay = caller(lambda: lc.cast(lazy.context), device="cpu")
+    replay()
+    for k in ("depth", "ranges", "grid"):
+        assert np.array_equal(getattr(lc.result, k).numpy(), getattr(cam.result, k).numpy()), k
 
 
 @pytest.mark.parametrize("family", ["gates", "track"])
@@ -412,6 +471,11 @@ def test_result_and_registration():
     (dict(convention="euclid"), "convention"), (dict(wall_height=-0.1), "wall_height"),
     (dict(post_radius=-1.0), "post_radius"), (dict(post_radius="big"), "post_radius"),
     (dict(ring=-1), "ring"), (dict(ring=2.5), "ring"),
+    (dict(grid=(0, 3)), "grid"), (dict(grid=(2,)), "grid"), (dict(grid=(2.0, 3)), "grid"), (dict(grid=5), "grid"),
+    (dict(grid=(2, 2), grid_spacing=0.0), "grid_spacing"), (dict(grid=(2, 2), grid_spacing=float("nan")), "grid_spacing"),
+    (dict(grid=(2, 2), grid_direction=(0, 0, 0)), "grid_direction"),
+    (dict(grid=(2, 2), grid_direction=(0, float("inf"), 0)), "grid_direction[1]"),
+    (dict(cast_on_step=1), "cast_on_step"),
 ])
 def test_bad_input_refused_naming_the_field(kwargs, field):
     args = dict(width=8, height=6, fov_deg=90.0, near=0.1, far=10.0)

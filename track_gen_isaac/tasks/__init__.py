@@ -10,6 +10,8 @@ task id                            what
 ``TrackGen-Drone-Gates-Race-v0``   the racer: body-frame observations, progress rate, randomized dynamics
 ``TrackGen-Drone-Gates-Race-Play-v0``  the racer's playback on the nominal drone
 ``TrackGen-Drone-Gates-Curriculum-v0``  harder gate courses (pole obstacles) at a per-env difficulty curriculum
+``TrackGen-Drone-Gates-Depth-v0``  the gate task seen through a 16 x 12 depth camera (no gate poses)
+``TrackGen-Drone-Gates-Depth-Play-v0``  its playback
 ``*-Warp-*``                       the same tasks in Isaac Lab's warp-first runtime
 =================================  ===================================================
 
@@ -32,7 +34,8 @@ for _family, _mod, _cls, _agent in (("Gates", "drone_racing", "DroneGatesEnvCfg"
                                     ("Track", "drone_racing", "DroneTrackEnvCfg", "drone_track_ppo"),
                                     ("Gates-Race", "drone_race", "DroneGatesRaceEnvCfg", "drone_race_ppo"),
                                     ("Gates-Curriculum", "drone_gates_curriculum", "DroneGatesCurriculumEnvCfg",
-                                     "drone_gates_ppo")):
+                                     "drone_gates_ppo"),
+                                    ("Gates-Depth", "drone_depth", "DroneGatesDepthEnvCfg", "drone_depth_ppo")):
     for _play in ("", "_PLAY"):
         for _runtime, _entry in (("", _STABLE), ("-Warp", _WARP)):
             _id = f"TrackGen-Drone-{_family}{_runtime}{'-Play' if _play else ''}-v0"

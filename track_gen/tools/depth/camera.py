@@ -1,7 +1,7 @@
 """:class:`DepthCamera`: a per-env pinhole depth camera cast exactly against the course itself.
 
-One thread per (env, image row) in ``step`` (:mod:`.image`; the optional range ring in
-:mod:`.ring`); the rays meet the gate frames' bars (boxes), the gate posts and pole obstacles
+One thread per (env, image row) in ``step`` (:mod:`.image`; the optional range rays, a ring
+and a grid, in :mod:`.ranges`); the rays meet the gate frames' bars (boxes), the gate posts and pole obstacles
 (upright cylinders), the band walls (vertical quads along both band edges) and the ground plane,
 with the functions of :mod:`~track_gen.tools.depth.rays`.
 """
@@ -20,7 +20,7 @@ from track_gen.tools.collision.edges import launch_edges
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.component import check_name as _name
 from track_gen.tools.depth.image import camera_rays, depth_kernel, row_planes
-from track_gen.tools.depth.ring import ring_kernel, ring_rays
+from track_gen.tools.depth.ranges import check_grid, grid_rays, range_kernel, ring_rays
 
 __all__ = ["DepthCamera", "DepthResult", "MAX_RESOLUTION", "camera_rays", "row_planes"]
 
@@ -38,6 +38,9 @@ class DepthResult:
     """[E, H, W] float32 depth [m]: row 0 is the top of the image, column 0 its left."""
     ranges: wp.array = None
     """[E, N] float32 ranges of the ``ring=N`` rays [m] (distance along the ray); None without a ring."""
+    grid: wp.array = None
+    """[E, rows, cols] float32 ranges of the ``grid=(rows, cols)`` rays [m] (distance along the ray;
+    row 0 the front-most, column 0 the left-most); None without a grid."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -81,11 +84,17 @@ class DepthCamera(Component):
     ``result.ranges`` [E, N] holds the distance along each ray with the same scene, ``near``,
     ``far`` and special rows as the image.
 
+    Range grid (``grid=(rows, cols)``): rows x cols parallel rays along ``grid_direction`` (body
+    frame, default straight down: a height scan), starting ``grid_spacing`` apart on a grid in the
+    body's xy plane centred on the mount (row 0 the front-most, column 0 the left-most), all turned
+    by the full orientation; ``result.grid`` [E, rows, cols] holds the distance along each ray,
+    with the same scene, ``near``, ``far`` and special rows as the image.
+
     Inputs: ``position`` [E] vec3f, ``orientation`` [E] quatf (x, y, z, w), optional ``origin``
     [E] vec3f (world-frame positions; the env frame is ``position - origin``) and ``render`` [E]
     int32 (when bound only envs with ``render != 0`` are drawn; the others' rows are untouched).
 
-    Cost: stateless, one thread per (env, image row) in ``step`` (and one per (env, ring ray)).
+    Cost: stateless, one thread per (env, image row) in ``step`` (and one per (env, range ray)).
     A row's rays share a plane through the camera centre: each gate, post or pole is tested only
     on the pixels of the row its bounding sphere (or, upright cylinders, the part of the axis
     near the plane) can cover; band walls through the edges' chunk boxes, then the segments of
@@ -103,7 +112,13 @@ class DepthCamera(Component):
         post_radius: gate posts: ``"auto"`` takes the radius of the course's ``DiscCollision``
             (named "collision") if it has one, else none; a number > 0 sets it; None or 0: none.
         ground: cast against the ground plane.
-        ring: number of range rays (0: none).
+        ring: number of range rays in the ring (0: none).
+        grid: (rows, cols) of the range grid (None: none), each 1 ... 4096.
+        grid_spacing: distance between neighbouring grid rays [m] (> 0).
+        grid_direction: the grid rays' direction in the body frame (normalized; not all zero).
+        cast_on_step: cast in ``step`` (default). False: ``step`` does nothing and the owner casts
+            with :meth:`cast` when it needs the image (the Isaac Lab depth terms do, when the
+            observations are computed, after the step's resets).
         name: component name.
     """
 
@@ -115,6 +130,7 @@ class DepthCamera(Component):
     def __init__(self, width: int, height: int, fov_deg: float, near: float, far: float,
                  offset=(0.0, 0.0, 0.0), pitch_deg: float = 0.0, *, convention: str = "distance",
                  wall_height: float = 0.3, post_radius="auto", ground: bool = True, ring: int = 0,
+                 grid=None, grid_spacing: float = 0.1, grid_direction=(0.0, 0.0, -1.0), cast_on_step: bool = True,
                  name: str = "depth_camera"):
         self.width = _int_arg("width", width, 1, MAX_RESOLUTION)
         self.height = _int_arg("height", height, 1, MAX_RESOLUTION)
@@ -157,6 +173,10 @@ class DepthCamera(Component):
         if isinstance(ring, bool) or not isinstance(ring, numbers.Integral) or not 0 <= int(ring) <= 65536:
             raise ValueError(f"ring: expected a number of range rays in 0 ... 65536, got {ring!r}")
         self.ring = int(ring)
+        self.grid, self.grid_spacing, self.grid_direction = check_grid(grid, grid_spacing, grid_direction)
+        if not isinstance(cast_on_step, bool):
+            raise TypeError(f"cast_on_step: expected True or False, got {cast_on_step!r}")
+        self.cast_on_step = cast_on_step
         self.name = _name(name)
 
     # -- hooks ------------------------------------------------------------------------------------
@@ -174,7 +194,15 @@ class DepthCamera(Component):
         self.result = DepthResult(depth=wp.full((E, H, W), self.far, dtype=wp.float32, device=dev))
         if self.ring > 0:
             self.ring_dirs = wp.array(ring_rays(self.ring).astype(np.float32), dtype=wp.vec3f, device=dev)
+            self.ring_starts = wp.zeros(self.ring, dtype=wp.vec3f, device=dev)
             self.result.ranges = wp.full((E, self.ring), self.far, dtype=wp.float32, device=dev)
+        rows, cols = self.grid
+        if rows > 0:
+            starts, dirs = grid_rays(rows, cols, self.grid_spacing, self.grid_direction)
+            self.grid_starts = wp.array(starts.astype(np.float32), dtype=wp.vec3f, device=dev)
+            self.grid_dirs = wp.array(dirs.astype(np.float32), dtype=wp.vec3f, device=dev)
+            self._grid_flat = wp.full((E, rows * cols), self.far, dtype=wp.float32, device=dev)
+            self.result.grid = self._grid_flat.reshape((E, rows, cols))  # a view: the kernel writes the flat rows
         self._no_origin = no_origin(dev)
         self._no_render = wp.zeros(1, dtype=wp.int32, device=dev)
         self.family = ctx.family
@@ -212,24 +240,35 @@ class DepthCamera(Component):
             launch_edges(ctx, mask, self._K, self._C, self.left, self.right, self.boxes)
 
     def step(self, ctx) -> None:
+        """Cast the image (and range rays) when ``cast_on_step`` (the default); else nothing."""
+        if self.cast_on_step:
+            self.cast(ctx)
+
+    def cast(self, ctx) -> None:
+        """Cast the image and the range rays of every env (only ``render != 0`` envs when bound)
+        into :attr:`result`: one launch over (E, H), one over (E, N) per ray pattern. Recordable;
+        ``ctx`` is the course's context (``course.context``)."""
         b = self._bound or {}
         render = b.get("render")
         r = ctx.result
+        rend = [self._no_render if render is None else render, 0 if render is None else 1]
+        pose = [b["position"], *origin_args(b, self._no_origin), b["orientation"]]
+        scene = [r.valid, *self._gates, *self._obs, *self._walls]
         wp.launch(depth_kernel, dim=(ctx.num_envs, self.height), device=ctx.device,
-                  inputs=[self._no_render if render is None else render, 0 if render is None else 1,
-                          b["position"], *origin_args(b, self._no_origin), b["orientation"],
-                          self.rays, self.cosines, self.row_normals, self.row_axes, self.row_len, self._focal,
-                          wp.vec3f(*self.offset), self.near, self.far,
-                          1 if self.convention == "z" else 0, 1 if self.ground else 0, r.valid,
-                          *self._gates, *self._obs, *self._walls],
+                  inputs=[*rend, *pose, self.rays, self.cosines, self.row_normals, self.row_axes, self.row_len,
+                          self._focal, wp.vec3f(*self.offset), self.near, self.far,
+                          1 if self.convention == "z" else 0, 1 if self.ground else 0, *scene],
                   outputs=[self.result.depth])
+        patterns = []
         if self.ring > 0:
-            wp.launch(ring_kernel, dim=(ctx.num_envs, self.ring), device=ctx.device,
-                      inputs=[self._no_render if render is None else render, 0 if render is None else 1,
-                              b["position"], *origin_args(b, self._no_origin), b["orientation"], self.ring_dirs,
-                              wp.vec3f(*self.offset), self.near, self.far, 1 if self.ground else 0, r.valid,
-                              *self._gates, *self._obs, *self._walls],
-                      outputs=[self.result.ranges])
+            patterns.append((self.ring_starts, self.ring_dirs, self.result.ranges))
+        if self.grid[0] > 0:
+            patterns.append((self.grid_starts, self.grid_dirs, self._grid_flat))
+        for starts, dirs, out in patterns:
+            wp.launch(range_kernel, dim=out.shape, device=ctx.device,
+                      inputs=[*rend, *pose, starts, dirs, wp.vec3f(*self.offset), self.near, self.far,
+                              1 if self.ground else 0, *scene],
+                      outputs=[out])
 
     def __repr__(self) -> str:
         return (f"DepthCamera(width={self.width}, height={self.height}, fov_deg={self.fov_deg:g}, near={self.near:g}, "

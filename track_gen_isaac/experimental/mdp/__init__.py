@@ -38,6 +38,7 @@ from track_gen_isaac.experimental.mdp.terminations import (
 from track_gen_isaac.mdp.curriculum import course_difficulty, course_schedule
 from track_gen_isaac.experimental.mdp.props import move_gate_props
 from track_gen_isaac.experimental.mdp.racer import gate_frames, racer_state, randomize_quadrotor
+from track_gen_isaac.experimental.mdp.depth import depth_flat, depth_image
 from track_gen_isaac.experimental.mdp.quadrotor import (
     QuadrotorAction,
     altitude_out_of_range,
@@ -47,7 +48,7 @@ from track_gen_isaac.experimental.mdp.quadrotor import (
 
 __all__ = [
     "move_gate_props",
-    "racer_state", "gate_frames", "randomize_quadrotor",
+    "racer_state", "gate_frames", "randomize_quadrotor", "depth_flat", "depth_image",
     "QuadrotorAction", "quad_state", "body_rate_l2", "altitude_out_of_range",
     "course_difficulty", "course_schedule",
     "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint",

@@ -1,21 +1,23 @@
-"""The range ring of :class:`~track_gen.tools.depth.DepthCamera` (``ring=N``): N rays in the
-body's xy plane from the camera mount, cast one thread per (env, ray) against the same scene as
-the image (:func:`cast_ray`, every primitive behind a bounding test)."""
+"""The range rays of :class:`~track_gen.tools.depth.DepthCamera`: a ring (``ring=N``: N rays in
+the body's xy plane from the camera mount) and a grid (``grid=(rows, cols)``: parallel rays from a
+grid of points around the mount, a height scan when they point down), cast one thread per (env,
+ray) against the same scene as the image (:func:`cast_ray`, every primitive behind a bounding test)."""
 
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 import warp as wp
 
 from track_gen.math import finite_quat, unit_lateral_xy
-from track_gen.tools._common import env_position, gates_in_use
+from track_gen.tools._common import env_position, gates_in_use, real
 from track_gen.tools.collision.edges import chunk_range, edge_pt
 from track_gen.tools.collision.pose import POSE_LIMIT
 from track_gen.tools.depth.rays import ray_aabb2, ray_cylinder, ray_gate_frame, ray_plane_z, ray_wall, sphere_misses
 
-__all__ = ["cast_ray", "ring_rays"]
+__all__ = ["cast_ray", "check_grid", "grid_rays", "range_kernel", "ring_rays"]
 
 
 def ring_rays(n: int) -> np.ndarray:
@@ -23,6 +25,49 @@ def ring_rays(n: int) -> np.ndarray:
     (ray 0 along body x, counter-clockwise seen from above, so ray n/4 points to body +y, left)."""
     a = 2.0 * math.pi * np.arange(n) / n
     return np.stack([np.cos(a), np.sin(a), np.zeros(n)], 1)
+
+
+def grid_rays(rows: int, cols: int, spacing: float, direction) -> tuple[np.ndarray, np.ndarray]:
+    """The grid's ray origins relative to the mount and its (shared) unit direction, body frame,
+    ``[rows * cols, 3]`` each, row-major: ray ``(r, c)`` starts at ``(x_r, y_c, 0)`` with
+    ``x_r = ((rows - 1) / 2 - r) spacing`` (row 0 the front-most) and ``y_c = ((cols - 1) / 2 - c)
+    spacing`` (column 0 the left-most), so the grid seen from above with body x up reads like an image."""
+    d = np.asarray(direction, np.float64)
+    d = d / np.linalg.norm(d)
+    rr, cc = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    x = (0.5 * (rows - 1) - rr.reshape(-1)) * spacing
+    y = (0.5 * (cols - 1) - cc.reshape(-1)) * spacing
+    origins = np.stack([x, y, np.zeros_like(x)], 1)
+    return origins, np.broadcast_to(d, origins.shape).copy()
+
+
+def check_grid(grid, spacing, direction) -> tuple[tuple[int, int], float, tuple[float, float, float]]:
+    """``grid`` (None or (rows, cols), each 1 ... 4096), ``grid_spacing`` (> 0, finite) and
+    ``grid_direction`` (3 finite numbers, not all 0), checked; errors name the field."""
+    if grid is None:
+        shape = (0, 0)
+    else:
+        try:
+            g = tuple(grid)
+        except TypeError:
+            raise TypeError(f"grid: expected None or (rows, cols) of range rays, got {grid!r}") from None
+        if len(g) != 2 or any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 1 <= int(v) <= 4096
+                              for v in g):
+            raise ValueError(f"grid: expected (rows, cols), two ints in 1 ... 4096, got {grid!r}")
+        shape = (int(g[0]), int(g[1]))
+    s = real("grid_spacing", spacing)
+    if not s > 0.0:
+        raise ValueError(f"grid_spacing: expected a distance > 0 [m], got {spacing!r}")
+    try:
+        dv = tuple(direction)
+    except TypeError:
+        raise TypeError(f"grid_direction: expected (x, y, z) in the body frame, got {direction!r}") from None
+    if len(dv) != 3:
+        raise ValueError(f"grid_direction: expected 3 numbers (x, y, z), got {direction!r}")
+    dv = tuple(real(f"grid_direction[{i}]", v) for i, v in enumerate(dv))
+    if not any(v != 0.0 for v in dv):
+        raise ValueError(f"grid_direction: expected a non-zero direction, got {direction!r}")
+    return shape, s, dv
 
 
 @wp.func
@@ -87,20 +132,21 @@ def cast_ray(o: wp.vec3f, d: wp.vec3f, tmin: float, best: float, e: int, ground:
 
 
 @wp.kernel
-def ring_kernel(render: wp.array(dtype=wp.int32), has_render: int,
-                pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
-                quat: wp.array(dtype=wp.quatf), dirs: wp.array(dtype=wp.vec3f), offset: wp.vec3f,
-                near: float, far: float, ground: int, valid: wp.array(dtype=wp.int32),
-                has_gates: int, gpos: wp.array2d(dtype=wp.vec3f), gnormal: wp.array2d(dtype=wp.vec3f),
-                gcount: wp.array(dtype=wp.int32), gwidth: wp.array(dtype=wp.float32),
-                gheight: wp.array(dtype=wp.float32), gthick: wp.array(dtype=wp.float32), post_r: float,
-                has_obs: int, opos: wp.array2d(dtype=wp.vec3f), orad: wp.array2d(dtype=wp.float32),
-                oheight: wp.array2d(dtype=wp.float32), ocount: wp.array(dtype=wp.int32),
-                wall_h: float, left: wp.array2d(dtype=wp.vec2f), right: wp.array2d(dtype=wp.vec2f),
-                boxes: wp.array2d(dtype=wp.vec4f), tz: wp.array2d(dtype=wp.float32), K: int, C: int,
-                ranges_out: wp.array2d(dtype=wp.float32)):
-    """One thread per (env, ring ray): the distance to the first surface, ``far`` when none (or
-    for a non-finite pose); envs with ``render == 0`` (when bound) are left untouched."""
+def range_kernel(render: wp.array(dtype=wp.int32), has_render: int,
+                 pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
+                 quat: wp.array(dtype=wp.quatf), starts: wp.array(dtype=wp.vec3f), dirs: wp.array(dtype=wp.vec3f),
+                 offset: wp.vec3f, near: float, far: float, ground: int, valid: wp.array(dtype=wp.int32),
+                 has_gates: int, gpos: wp.array2d(dtype=wp.vec3f), gnormal: wp.array2d(dtype=wp.vec3f),
+                 gcount: wp.array(dtype=wp.int32), gwidth: wp.array(dtype=wp.float32),
+                 gheight: wp.array(dtype=wp.float32), gthick: wp.array(dtype=wp.float32), post_r: float,
+                 has_obs: int, opos: wp.array2d(dtype=wp.vec3f), orad: wp.array2d(dtype=wp.float32),
+                 oheight: wp.array2d(dtype=wp.float32), ocount: wp.array(dtype=wp.int32),
+                 wall_h: float, left: wp.array2d(dtype=wp.vec2f), right: wp.array2d(dtype=wp.vec2f),
+                 boxes: wp.array2d(dtype=wp.vec4f), tz: wp.array2d(dtype=wp.float32), K: int, C: int,
+                 ranges_out: wp.array2d(dtype=wp.float32)):
+    """One thread per (env, range ray): the distance to the first surface along ray k (from
+    ``offset + starts[k]``, along ``dirs[k]``, both body frame, ``dirs`` unit), ``far`` when none
+    (or for a non-finite pose); envs with ``render == 0`` (when bound) are left untouched."""
     e, k = wp.tid()
     if has_render != 0:
         if render[e] == 0:
@@ -113,7 +159,7 @@ def ring_kernel(render: wp.array(dtype=wp.int32), has_render: int,
         ranges_out[e, k] = far
         return
     q = q / wp.sqrt(n2)
-    o = p + wp.quat_rotate(q, offset)
+    o = p + wp.quat_rotate(q, offset + starts[k])
     d = wp.quat_rotate(q, dirs[k])
     best = cast_ray(o, d, near, far, e, ground, valid, has_gates, gpos, gnormal, gcount, gwidth, gheight, gthick,
                     post_r, has_obs, opos, orad, oheight, ocount, wall_h, left, right, boxes, tz, K, C)
