@@ -44,11 +44,12 @@ def test_racer_tasks_are_registered_beside_the_others():
     from track_gen_isaac.main_job import play_task_of
     from track_gen_isaac.tasks import TASKS, agents
 
-    for runtime in ("", "-Warp"):
-        for play in ("", "-Play"):
-            tid = f"TrackGen-Drone-Gates-Race{runtime}{play}-v0"
-            assert tid in gym.registry and tid in TASKS
-            assert gym.registry[tid].kwargs["rsl_rl_cfg_entry_point"].endswith("drone_race_ppo")
+    for family in ("Gates-Race", "Gates-Race-Curriculum"):
+        for runtime in ("", "-Warp"):
+            for play in ("", "-Play"):
+                tid = f"TrackGen-Drone-{family}{runtime}{play}-v0"
+                assert tid in gym.registry and tid in TASKS
+                assert gym.registry[tid].kwargs["rsl_rl_cfg_entry_point"].endswith("drone_race_ppo")
     assert play_task_of("TrackGen-Drone-Gates-Race-v0") == "TrackGen-Drone-Gates-Race-Play-v0"
     assert agents.drone_race_ppo().experiment_name == "trackgen_drone_race"
 

@@ -212,6 +212,27 @@ def test_ideal_plant_and_overrides():
         apply_overrides(cfg, {"nothing.at.all": 1})
     with pytest.raises(ValueError, match="dynamics: expected one of"):
         racer_suite("nominal")
+    hard = racer_suite("centre", task="TrackGen-Drone-Gates-Race-Curriculum-v0", suite="gates-hard-v1")
+    assert hard.name == "gates-hard-v1" and hard.course == {"difficulty": 1.0}
+    assert hard.task == "TrackGen-Drone-Gates-Race-Curriculum-Play-v0"
+    with pytest.raises(ValueError, match="gates-v1"):  # an unknown suite lists the suites
+        racer_suite("centre", suite="gates-v9")
+
+
+def test_curriculum_racer_is_the_racer_on_the_curriculum_courses():
+    from track_gen_isaac.mdp.randomization import RANGES
+
+    race, cur = _cfg(), _cfg("TrackGen-Drone-Gates-Race-Curriculum-v0")
+    gates_cur = _cfg("TrackGen-Drone-Gates-Curriculum-v0")
+    assert cur.observations.to_dict() == race.observations.to_dict()
+    assert cur.rewards.to_dict() == race.rewards.to_dict()
+    assert cur.events.dynamics is not None and cur.events.dynamics.params == {}  # the training ranges
+    assert cur.course.to_dict() == gates_cur.course.to_dict() and cur.course.to_dict()["generator"]["max_obstacles"] == 4
+    assert cur.curriculum.to_dict() == gates_cur.curriculum.to_dict()
+    assert cur.terminations.altitude.params["max_height"] == 7.0
+    play = _cfg("TrackGen-Drone-Gates-Race-Curriculum-Play-v0")
+    assert play.events.dynamics.params["linear_drag"] == (0.005, 0.005) and play.episode_length_s == 30.0
+    assert RANGES["linear_drag"] == (0.0, 0.01)
 
 
 def test_bad_parameters_fail_at_construction():

@@ -8,7 +8,8 @@ task id                            what
 ``TrackGen-Drone-Track-v0``        quadrotor flying an elevated band track per env
 ``TrackGen-Drone-Track-Play-v0``   as above, for playback
 ``TrackGen-Drone-Gates-Race-v0``   the racer: body-frame observations, progress rate, randomized dynamics
-``TrackGen-Drone-Gates-Race-Play-v0``  the racer's playback on the nominal drone
+``TrackGen-Drone-Gates-Race-Play-v0``  the racer's playback on its centre plant
+``TrackGen-Drone-Gates-Race-Curriculum-v0``  the racer on the curriculum task's harder courses
 ``TrackGen-Drone-Gates-Curriculum-v0``  harder gate courses (pole obstacles) at a per-env difficulty curriculum
 ``TrackGen-Drone-Gates-Depth-v0``  the gate task seen through a 16 x 12 depth camera (no gate poses)
 ``TrackGen-Drone-Gates-Depth-Play-v0``  its playback
@@ -35,7 +36,9 @@ for _family, _mod, _cls, _agent in (("Gates", "drone_racing", "DroneGatesEnvCfg"
                                     ("Gates-Race", "drone_race", "DroneGatesRaceEnvCfg", "drone_race_ppo"),
                                     ("Gates-Curriculum", "drone_gates_curriculum", "DroneGatesCurriculumEnvCfg",
                                      "drone_gates_ppo"),
-                                    ("Gates-Depth", "drone_depth", "DroneGatesDepthEnvCfg", "drone_depth_ppo")):
+                                    ("Gates-Depth", "drone_depth", "DroneGatesDepthEnvCfg", "drone_depth_ppo"),
+                                    ("Gates-Race-Curriculum", "drone_race_curriculum", "DroneGatesRaceCurriculumEnvCfg",
+                                     "drone_race_ppo")):
     for _play in ("", "_PLAY"):
         for _runtime, _entry in (("", _STABLE), ("-Warp", _WARP)):
             _id = f"TrackGen-Drone-{_family}{_runtime}{'-Play' if _play else ''}-v0"

@@ -29,16 +29,18 @@ RACE_TASK = "TrackGen-Drone-Gates-Race-v0"
 DYNAMICS = ("centre", "randomized", "ideal")
 
 
-def racer_suite(dynamics: str = "centre", task: str = RACE_TASK):
+def racer_suite(dynamics: str = "centre", task: str = RACE_TASK, suite: str | None = None):
     """The racer's suite (``evaluate.suite_of_task``: its family's courses, the ``-Play`` env, the
-    centre plant); ``randomized``: the same courses flown with the training cfg; ``ideal``: the
-    ``-Play`` env without its randomization event (the model as the gate task flies it)."""
-    from track_gen_isaac.evaluate import suite_of_task
+    centre plant; ``suite``: that suite's courses instead, e.g. ``gates-hard-v1``); ``randomized``:
+    the same courses flown with the training cfg; ``ideal``: the ``-Play`` env without its
+    randomization event (the model as the gate task flies it)."""
+    from track_gen_isaac.evaluate import get_suite, suite_of_task
+    from track_gen_isaac.main_job import play_task_of
     from track_gen_isaac.tasks.drone_race import IDEAL_OVERRIDES
 
     if dynamics not in DYNAMICS:
         raise ValueError(f"dynamics: expected one of {DYNAMICS}, got {dynamics!r}")
-    suite = suite_of_task(task)
+    suite = suite_of_task(task) if suite is None else dataclasses.replace(get_suite(suite), task=play_task_of(task))
     if dynamics == "randomized":
         return dataclasses.replace(suite, task=task)
     return dataclasses.replace(suite, env_overrides=dict(IDEAL_OVERRIDES)) if dynamics == "ideal" else suite
@@ -50,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--task", default=RACE_TASK)
     ap.add_argument("--eval_courses", type=int, default=64)
     ap.add_argument("--dynamics", choices=DYNAMICS, default="centre")
+    ap.add_argument("--suite", default=None, help="a suite's courses instead of the task family's (e.g. gates-hard-v1)")
     ap.add_argument("--play_steps", type=int, default=750)
     ap.add_argument("--play_envs", type=int, default=16)
     ap.add_argument("--device", default=None)
@@ -61,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     from track_gen_isaac.main_job import _ci, _num, play_task_of
     from track_gen_isaac.play import play
 
-    suite = racer_suite(args.dynamics, task=args.task)
+    suite = racer_suite(args.dynamics, task=args.task, suite=args.suite)
     if args.play_steps > 0:
         stats = play(play_task_of(args.task), run_dir, num_envs=args.play_envs, steps=args.play_steps, device=device,
                      seed=suite.seed, out=run_dir / "report")
@@ -71,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{base.get('random', {}).get('gates_per_episode', float('nan')):.2f}; lap rate "
               f"{stats['lap_rate']:.2f}, crash rate {stats['crash_rate']:.2f}", flush=True)
     t0 = time.perf_counter()
-    out = run_dir / "report" / f"eval-{args.dynamics}"
+    out = run_dir / "report" / (f"eval-{args.dynamics}" + (f"-{suite.name}" if args.suite else ""))
     ev = evaluate(run_dir, suite, num_courses=args.eval_courses, device=device, out=out)["suites"][suite.name]
     print(f"[race] held-out {suite.name} with {suite.task} ({args.eval_courses} courses, "
           f"{time.perf_counter() - t0:.0f} s): completion {ev['completion_rate']:.2f} {_ci(ev['completion_rate_ci95'])}, "

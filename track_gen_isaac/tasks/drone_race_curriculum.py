@@ -1,0 +1,42 @@
+"""The racer on harder courses: :class:`DroneGatesRaceCurriculumEnvCfg`
+(``TrackGen-Drone-Gates-Race-Curriculum-v0``) is the racer (:mod:`~track_gen_isaac.tasks.drone_race`:
+body-frame observations, progress rate, randomized dynamics and noise) flying the curriculum task's
+courses (:mod:`~track_gen_isaac.tasks.drone_gates_curriculum`): each env's difficulty rises after an
+episode that completed a lap and falls after one that did not, up to figure-8s, hairpins, split-S,
+climbs to 5.5 m and four pole obstacles at difficulty 1. A pole ends the episode like a frame.
+
+``-Play-v0`` flies the racer's centre plant (:func:`~track_gen_isaac.tasks.drone_race.centre_plant`),
+16 envs from the course start. Evaluate it on the hard suite with ``python -m
+track_gen_isaac.tasks.race_eval <run folder> --task TrackGen-Drone-Gates-Race-Curriculum-v0 --suite
+gates-hard-v1``.
+"""
+
+from __future__ import annotations
+
+from isaaclab.utils import configclass
+
+from track_gen_isaac.course_cfg import CourseCfg
+from track_gen_isaac.tasks.drone_gates_curriculum import CurriculumCfg, CurriculumTerminationsCfg, DroneGatesCurriculumEnvCfg
+from track_gen_isaac.tasks.drone_race import DroneGatesRaceEnvCfg, centre_plant
+from track_gen_isaac.tasks.drone_racing import _to_play
+
+__all__ = ["DroneGatesRaceCurriculumEnvCfg", "DroneGatesRaceCurriculumEnvCfg_PLAY"]
+
+
+@configclass
+class DroneGatesRaceCurriculumEnvCfg(DroneGatesRaceEnvCfg):
+    """The racer on courses whose difficulty each env earns (pole obstacles included)."""
+
+    terminations: CurriculumTerminationsCfg = CurriculumTerminationsCfg()
+    curriculum: CurriculumCfg = CurriculumCfg()
+    course: CourseCfg = DroneGatesCurriculumEnvCfg().course
+
+
+@configclass
+class DroneGatesRaceCurriculumEnvCfg_PLAY(DroneGatesRaceCurriculumEnvCfg):
+    """Fewer envs, longer episodes, every episode from the course start, the centre plant."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        _to_play(self)
+        centre_plant(self)
