@@ -4,7 +4,7 @@
 
 Writes ``difficulty_gates_<d>.png`` (per course: top-down with the pole obstacles, and a side
 view: gate height along the path) for d = 0, 0.5, 1, and ``difficulty_tracks.png`` (band tracks at
-0, 0.5, 1) into ``docs/_static`` (or ``out_dir``). Top-down panels are drawn by
+0, 0.5, 1 with their pole obstacles, and close-ups of poles at 1) into ``docs/_static`` (or ``out_dir``). Top-down panels are drawn by
 :func:`track_gen.plot.draw_gates` / :func:`~track_gen.plot.draw_track`.
 """
 
@@ -68,22 +68,48 @@ def gate_sheet(d: float, path: pathlib.Path, envs: int = 8, seed: int = 5) -> pa
     return path
 
 
+def _poles(ax, r, e, ring: float = 0.0) -> None:
+    """Env ``e``'s poles at their true size (black), each marked by a red ring of radius ``ring``."""
+    from matplotlib.patches import Circle
+
+    for k in range(int(r.obstacle_count[e])):
+        p = r.obstacle_pos[e, k]
+        ax.add_patch(Circle((p[0], p[1]), float(r.obstacle_radius[e, k]), color="black", zorder=6))
+        if ring > 0.0:
+            ax.add_patch(Circle((p[0], p[1]), ring, fill=False, lw=0.8, color="tab:red", zorder=6))
+
+
 def track_sheet(path: pathlib.Path, seed: int = 6) -> pathlib.Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(COLS * 2.6, 3 * 2.6 + 0.4), layout="constrained")
+    fig = Figure(figsize=(COLS * 2.6, 4 * 2.6 + 0.4), layout="constrained")
     FigureCanvasAgg(fig)
-    axes = fig.subplots(3, COLS, squeeze=False)
+    axes = fig.subplots(4, COLS, squeeze=False)
     for row, d in enumerate((0.0, 0.5, 1.0)):
-        t = tg.TrackGenerator(presets.track(32, "cpu", difficulty=d), seeds=seed)
+        t = tg.TrackGenerator(presets.track(32, "cpu", difficulty=d, max_obstacles=4), seeds=seed)
         shape = t.result.shape.numpy()
         order = list(dict.fromkeys([int(i) for i in np.flatnonzero(shape == 2)[:2]] + list(range(32))))[:COLS]
         r = host_result(t.result)
         for c, e in enumerate(order):
             draw_track(axes[row, c], r, e, size=10.0)
-            axes[row, c].set_title(f"d={d:g} env {e}: {'hairpin' if shape[e] == 2 else 'loop'}", fontsize=8)
-    fig.suptitle("band tracks at difficulty 0, 0.5, 1 (rows): hairpin tracks bend a thin band into a C", fontsize=9)
+            _poles(axes[row, c], r, e, ring=0.45)
+            axes[row, c].set_title(f"d={d:g} env {e}: {'hairpin' if shape[e] == 2 else 'loop'}, "
+                                   f"poles: {int(r.obstacle_count[e])}", fontsize=8)
+        if d == 1.0:  # the last row: close-ups of poles at difficulty 1 (the passage beside each)
+            for c in range(COLS):
+                e = order[c % len(order)]
+                k = min(c // len(order), int(r.obstacle_count[e]) - 1)
+                ax = axes[3, c]
+                draw_track(ax, r, e, title=False)
+                _poles(ax, r, e)
+                p = r.obstacle_pos[e, k]
+                ax.set_xlim(p[0] - 1.0, p[0] + 1.0)
+                ax.set_ylim(p[1] - 1.0, p[1] + 1.0)
+                ax.set_title(f"d=1 env {e} pole {k} (r {r.obstacle_radius[e, k]:.2f} m)", fontsize=8)
+    fig.suptitle("band tracks at difficulty 0, 0.5, 1 (rows 1-3): hairpin tracks bend a thin band into a C; "
+                 "black: poles (true size, red rings mark them), each leaving a passage >= 0.3 m; row 4: close-ups",
+                 fontsize=8)
     fig.savefig(path, dpi=110)
     return path
 

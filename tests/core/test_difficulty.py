@@ -12,10 +12,11 @@ import pytest
 import warp as wp
 
 import track_gen as tg
+from track_gen.generators.gate_column import column_status
 from track_gen.pipeline import presets
 
 from .reference import gate_violations, track_violations
-from .reference_courses import elevation_range, has_split_s, obstacle_violations, self_crossing
+from .reference_courses import column_violations, elevation_range, has_split_s, obstacle_violations, self_crossing
 
 TOL = 1e-4
 OBS = dict(max_obstacles=4)
@@ -56,9 +57,13 @@ def check_courses(g) -> np.ndarray:
         kw = gate_kwargs(g, e, dd[e])
         lenient = gate_violations(pos[e], yaw[e], cnt[e], stacked=stk[e], **kw, tol=TOL)
         obstacle_bit = bool(status[e] & int(tg.GateStatus.OBSTACLE))
+        col = dict(closed=kw["closed"], start_pos=r.start_pos.numpy()[e], start_yaw=r.start_yaw.numpy()[e],
+                   gate_width=kw["gate_width"], gate_height=kw["gate_height"], thickness=kw["thickness"])
         if valid[e]:
             if lenient:
                 problems.append(f"env {e}: valid but {lenient}")
+            if column_violations(pos[e], yaw[e], cnt[e], stk[e], **col, tol=TOL):
+                problems.append(f"env {e}: valid but a leg flies through a split-S column")
             if has_obs:
                 ov = obstacle_violations(
                     r.obstacle_pos.numpy()[e], r.obstacle_radius.numpy()[e], r.obstacle_height.numpy()[e],
@@ -69,6 +74,9 @@ def check_courses(g) -> np.ndarray:
                     height_range=(p["obstacles.height_min"], p["obstacles.height_max"]), tol=TOL)
                 if ov:
                     problems.append(f"env {e}: valid but obstacles {ov}")
+        elif status[e] == int(tg.GateStatus.COLUMN):  # conservative by the pieces' bound (< 0.1 m here)
+            if not column_violations(pos[e], yaw[e], cnt[e], stk[e], **col, tol=-0.1):
+                problems.append(f"env {e}: COLUMN, but no leg comes near a split-S column")
         elif not obstacle_bit:
             strict = gate_violations(pos[e], yaw[e], cnt[e], stacked=stk[e], **kw, tol=-TOL)
             if not strict:
@@ -125,6 +133,84 @@ def test_reference_obstacles():
     two = np.array([[0.0, 0.0, 0.0], [0.15, 0.0, 0.0]])
     assert obstacle_violations(two, [0.1, 0.1], [2.0, 2.0], 2, pos, yaw, 4, **kw) == {"OBSTACLE"}
     assert obstacle_violations(ok, [0.1, 0.1], [2.0, 0], 1, pos, yaw, 4, **kw) == {"PADDING"}
+
+
+def test_reference_split_s_column():
+    # gates 1 and 2 stacked at (3, 0) (frames 1.1 m tall, heights 1.5 and 3.5): the column spans
+    # 0.95 ... 4.05 m; leg 3 -> 4 crosses x = 3 along y = 0 at the height of its gates
+    yaw = np.array([0.0, 0.0, np.pi, 0.5 * np.pi, -0.5 * np.pi])
+    stacked = np.array([0, 1, 0, 0, 0])
+    kw = dict(closed=True, start_pos=np.zeros(3), start_yaw=0.0, gate_width=1.0, gate_height=0.0, thickness=0.05)
+
+    def course(z_cross):
+        return np.array([[0, 0, 3.5], [3, 0, 3.5], [3, 0, 1.5], [3, -2.5, z_cross], [3, 2.5, z_cross]], np.float64)
+
+    assert column_violations(course(2.5), yaw, 5, stacked, **kw) == {"COLUMN"}     # between the frames
+    assert column_violations(course(4.0), yaw, 5, stacked, **kw) == {"COLUMN"}     # through the top frame
+    assert column_violations(course(4.2), yaw, 5, stacked, **kw) == set()          # over the column
+    assert column_violations(course(2.5), yaw, 5, np.zeros(5, int), **kw) == set()  # no split-S
+    side = course(2.5)
+    side[3:, 0] = 3.6  # beside the footprint (it reaches 0.025 m along the gate normal)
+    assert column_violations(side, yaw, 5, stacked, **kw) == set()
+
+
+@wp.kernel
+def _column_kernel(pos: wp.array2d(dtype=wp.vec3f), yaw: wp.array2d(dtype=wp.float32),
+                   stacked: wp.array2d(dtype=wp.int32), count: int, closed: int, start: wp.array(dtype=wp.vec3f),
+                   start_yaw: wp.array(dtype=wp.float32), out: wp.array(dtype=wp.int32)):
+    e = wp.tid()
+    out[e] = column_status(pos, yaw, stacked, e, count, closed, start[e], start_yaw[e], 0.55, 0.025, 0.55)
+
+
+@pytest.mark.parametrize("closed", [True, False])
+def test_column_rule_against_the_reference_on_random_courses(closed):
+    """The kernel's COLUMN test never misses a leg through a column (exact reference), and flags
+    only legs that come within the pieces' bound of one: the footprint grown by 0.12 m (14 L / 2048
+    for legs up to ~ 9 m long, box corners included) and the column by 0.5 m (a piece's height
+    range: up to 1.5 |dz| / 16 for climbs up to 4.5 m)."""
+    rng = np.random.default_rng(3 if closed else 4)
+    E, n = 1500, 6
+    pos = np.zeros((E, n, 3), np.float32)
+    pos[:, :, :2] = rng.uniform(-3.0, 3.0, (E, n, 2))
+    pos[:, :, 2] = rng.uniform(0.5, 5.0, (E, n))
+    yaw = rng.uniform(-np.pi, np.pi, (E, n)).astype(np.float32)
+    g = 2  # gates 2 and 3 stacked: same xy, opposite headings, 2 m apart
+    pos[:, g + 1, :2] = pos[:, g, :2]
+    pos[:, g, 2] = rng.uniform(1.0, 2.0, E)
+    pos[:, g + 1, 2] = pos[:, g, 2] + 2.0
+    yaw[:, g + 1] = np.where(yaw[:, g] > 0, yaw[:, g] - np.pi, yaw[:, g] + np.pi)
+    stacked = np.zeros((E, n), np.int32)
+    stacked[:, g] = 1
+    start = np.c_[rng.uniform(-3.0, 3.0, (E, 2)), rng.uniform(0.5, 5.0, E)].astype(np.float32)
+    start_yaw = rng.uniform(-np.pi, np.pi, E).astype(np.float32)
+    out = wp.zeros(E, dtype=wp.int32)
+    wp.launch(_column_kernel, dim=E, device="cpu",
+              inputs=[wp.array(pos, dtype=wp.vec3f), wp.array(yaw), wp.array(stacked), n, int(closed),
+                      wp.array(start, dtype=wp.vec3f), wp.array(start_yaw)], outputs=[out])
+    got = out.numpy() == int(tg.GateStatus.COLUMN)
+    kw = dict(closed=closed, gate_width=1.0, gate_height=0.0, thickness=0.05)
+    exact = np.array([bool(column_violations(pos[e], yaw[e], n, stacked[e], start_pos=start[e], start_yaw=start_yaw[e],
+                                             **kw)) for e in range(E)])
+    grown = np.array([bool(column_violations(pos[e], yaw[e], n, stacked[e], start_pos=start[e], start_yaw=start_yaw[e],
+                                             **kw, tol=-0.12, ztol=-0.5)) for e in range(E)])
+    assert not (exact & ~got).any(), np.flatnonzero(exact & ~got)[:5]   # never misses
+    assert not (got & ~grown).any(), np.flatnonzero(got & ~grown)[:5]   # conservative by the bound only
+    print(f"\nclosed={closed}: exact {exact.sum()}, flagged {got.sum()} of {E}")
+    assert exact.sum() >= 50 and got.sum() <= exact.sum() * 1.5, (exact.sum(), got.sum())
+
+
+@pytest.mark.parametrize("closed", [True, False])
+def test_no_leg_through_a_split_s_column_on_4096_courses(closed):
+    g = gates(4096, 1.0, seeds=13, closed=closed, max_obstacles=0)
+    r = g.result
+    pos, yaw, cnt, stk, v = r.pos.numpy(), r.yaw.numpy(), r.count.numpy(), r.stacked.numpy(), r.valid.numpy() == 1
+    sp, sy, th = r.start_pos.numpy(), r.start_yaw.numpy(), r.thickness.numpy()
+    split = np.flatnonzero(v & stk.any(axis=1))
+    assert v.mean() >= 0.99 and len(split) >= 1000
+    bad = [e for e in split if column_violations(pos[e], yaw[e], cnt[e], stk[e], closed=closed, start_pos=sp[e],
+                                                 start_yaw=sy[e], gate_width=1.0, gate_height=0.0,
+                                                 thickness=float(th[e]))]
+    assert not bad, bad[:8]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -147,7 +147,11 @@ def finish_preset(mode: str, generator) -> None:
 
 def track_parts(source, *, checkpoint_spacing, collision=None, max_checkpoints=None, extra=(), seeds=None,
                 stream=None):
-    """Check, then build the generator and the components of a track course."""
+    """Check, then build the generator and the components of a track course.
+
+    With pole obstacles (an ``obstacles`` stage) an :class:`~track_gen.tools.ObstacleCollision` named
+    ``"obstacles"`` is added (its box half height: the collision component's, else 0), unless ``extra``
+    holds one, as for gate courses."""
     spacing = _number("checkpoint_spacing", checkpoint_spacing, gt=0)
     if isinstance(collision, bool) or (isinstance(collision, str) and collision not in ("segments", "sdf")):
         raise ValueError(f"Course.track: collision must be None, 'segments', 'sdf' or a component, got {collision!r}")
@@ -163,6 +167,7 @@ def track_parts(source, *, checkpoint_spacing, collision=None, max_checkpoints=N
         comps.append(tools.BandCollision(collision))
     elif collision is not None:
         comps.append(_slot_component(collision, "track"))
+    _add_obstacles(source, comps, collision, extra)
     comps += extra
     check_components(comps)
     _check_family(source, "track")
@@ -170,13 +175,19 @@ def track_parts(source, *, checkpoint_spacing, collision=None, max_checkpoints=N
 
 
 def _has_obstacles(source: Any) -> bool:
-    """Whether a gates source places pole obstacles (an ``obstacles`` stage, or result arrays of them)."""
-    if isinstance(source, GateGenConfig):
+    """Whether a source places pole obstacles (an ``obstacles`` stage, or result arrays of them)."""
+    if isinstance(source, (GateGenConfig, TrackGenConfig)):
         return source.max_obstacles > 0
     if isinstance(source, PipelineSpec):
         return any(s.name == "obstacles" for s in source.stages)
     pos = getattr(getattr(source, "result", None), "obstacle_pos", None)
     return pos is not None and len(pos.shape) == 2 and pos.shape[1] > 0
+
+
+def _add_obstacles(source: Any, comps: list, collision: Any, extra: list) -> None:
+    """Append the pole collision of a source with obstacles, unless ``extra`` holds one."""
+    if _has_obstacles(source) and not any(isinstance(c, tools.ObstacleCollision) for c in extra):
+        comps.append(tools.ObstacleCollision(getattr(collision, "half_height", 0.0)))
 
 
 def gates_parts(source, *, collision=None, samples_per_gate=8, localize_window=None, extra=(), seeds=None,
@@ -202,8 +213,7 @@ def gates_parts(source, *, collision=None, samples_per_gate=8, localize_window=N
     elif collision is not None:
         comps.append(_slot_component(collision, "gates"))
     comps.append(tools.Localizer(warm_window=window, source="centerline"))
-    if _has_obstacles(source) and not any(isinstance(c, tools.ObstacleCollision) for c in extra):
-        comps.append(tools.ObstacleCollision(getattr(collision, "half_height", 0.0)))
+    _add_obstacles(source, comps, collision, extra)
     comps += extra
     check_components(comps)
     _check_family(source, "gates")

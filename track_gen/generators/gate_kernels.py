@@ -6,6 +6,8 @@ import warp as wp
 
 from track_gen.generators import gate_shapes as S
 from track_gen.generators.curve import closed_length_and_tight, span_coeffs, span_point
+from track_gen.generators.gate_column import COLUMN as COLUMN  # re-exported: the kernels' status bits
+from track_gen.generators.gate_column import column_status
 from track_gen.generators.status import GateStatus
 from track_gen.math import PI, TWO_PI, wrap_angle
 from track_gen.rng import stream_state
@@ -140,6 +142,16 @@ def crossing_status(pos: wp.array2d(dtype=wp.vec3f), e: int, count: int, legs: i
                 if not (wp.abs(za - zb) >= clearance):
                     return CROSSING
     return 0
+
+
+@wp.func
+def start_pose(ctrl: wp.array2d(dtype=wp.vec2f), e: int, num_ctrl: int, dense: int, z: float):
+    """The start pose of env ``e``'s path: its first point (at height ``z``) and heading there."""
+    q0 = span_coeffs(ctrl, e, num_ctrl, 1, 0)
+    p0 = span_point(q0, 0.0)
+    p1 = span_point(q0, float(num_ctrl) / float(dense))
+    d0 = p1 - p0
+    return wp.vec3f(p0[0], p0[1], z), wp.atan2(d0[1], d0[0])
 
 
 # Warp passes a random state to a wp.func by value: the draws below return the advanced state,
@@ -369,17 +381,18 @@ def layout_kernel(
             pos, yaw, e, count, closed, arena, min_sp, max_sp, turn, outer_half, bottom, stacked, climb,
             crossing_clearance[e],
         )
+        if shape == S.SPLIT_S and status != NONFINITE:
+            sp, sy = start_pose(ctrl, e, num_ctrl, dense, pos[e, 0][2])
+            status = status | column_status(pos, yaw, stacked, e, count, closed, sp, sy, outer_half,
+                                            0.5 * thickness[e], bottom)
         if not wp.isfinite(total):
             status = NONFINITE      # a path length that overflows float32
         if status == 0:
             break
-    q0 = span_coeffs(ctrl, e, num_ctrl, 1, 0)
-    p0 = span_point(q0, 0.0)
-    p1 = span_point(q0, float(num_ctrl) / float(dense))
-    d0 = p1 - p0
-    start_pos[e] = wp.vec3f(p0[0], p0[1], pos[e, 0][2])
-    start_yaw[e] = wp.atan2(d0[1], d0[0])
-    if not (wp.isfinite(p0[0]) and wp.isfinite(p0[1]) and wp.isfinite(start_yaw[e]) and wp.isfinite(draw)):
+    sp, sy = start_pose(ctrl, e, num_ctrl, dense, pos[e, 0][2])
+    start_pos[e] = sp
+    start_yaw[e] = sy
+    if not (wp.isfinite(sp[0]) and wp.isfinite(sp[1]) and wp.isfinite(sy) and wp.isfinite(draw)):
         status = NONFINITE
     count_out[e] = count
     length_out[e] = total

@@ -5,7 +5,8 @@ track, a closed uniform cubic B-spline through their hull, its length (a sprint 
 80% of the loop: an open course whose ends stay apart); a gate count in [min_gates, max_gates]; gates at evenly spaced arc lengths with
 jitter, each at a random height, its heading the curve tangent plus jitter. Validation
 (:func:`gate_kernels.gates_status`): spacing bounds, no crowding, bounded turn into and out of
-every leg, frames inside the square and above the ground, an opening wider than 0. The ``gate_frames`` stage publishes
+every leg, frames inside the square and above the ground, an opening wider than 0; split-S courses
+also keep every other leg out of the stacked column (:mod:`gate_column`). The ``gate_frames`` stage publishes
 the frame dimensions per env (dynamic, randomizable) and each gate's normal.
 """
 

@@ -24,6 +24,9 @@ class TrackStatus(enum.IntFlag):
     GRADE = 64
     NONFINITE = 128
     """a NaN or inf in the centerline, half widths, heights or derived length (never valid)"""
+    OBSTACLE = 256
+    """fewer pole obstacles than the least count of the track's difficulty found a spot that keeps the
+    pole rules (inside the band, a passable gap, clear of the start line and of the other poles)"""
 
 
 class GateStatus(enum.IntFlag):
@@ -46,3 +49,6 @@ class GateStatus(enum.IntFlag):
     """a split-S leg whose gates are not stacked (same xy, opposite headings, frames clear vertically)"""
     OBSTACLE = 1024
     """an obstacle breaks its clearance from a gate frame, the course line, the start or another obstacle"""
+    COLUMN = 2048
+    """a leg of the course line that joins neither gate of a split-S pair passes through the pair's frame
+    footprint at a height within the stacked column"""

@@ -14,7 +14,9 @@ Algorithm (one thread per env, up to ``max_attempts`` draws, all on device):
    ``status``.
 
 Then ``band`` derives tangents, normals, arc length, curvature, the loop length and the start
-pose; the *elevated* variant adds a smooth periodic height profile with a bounded grade.
+pose; the *elevated* variant adds a smooth periodic height profile with a bounded grade; with
+``max_obstacles > 0`` an ``obstacles`` stage stands pole obstacles in the band
+(:mod:`track_obstacles`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from track_gen.checks import as_bool
 from track_gen.generators import track_kernels as K
 from track_gen.generators.family import FamilyGenerator
 from track_gen.generators.status import TrackStatus
+from track_gen.generators.track_obstacles import (OBSTACLE_ORDERED, TRACK_OBSTACLE_FIELDS, TRACK_OBSTACLE_PARAMS,
+                                                  check_track_obstacle_ranges, register_track_obstacle_stages)
 from track_gen.pipeline.registry import ArraySpec, ParamSpec
 from track_gen.pipeline.spec import PipelineSpec, StageSpec
 
@@ -171,6 +175,7 @@ def register_track_stages(registry) -> None:
             "status": ArraySpec(wp.int32, doc="TrackStatus bits: the centerline's plus GROUND, GRADE"),
         },
     )
+    register_track_obstacle_stages(registry)
 
 
 @dataclass(frozen=True)
@@ -203,6 +208,19 @@ class TrackGenConfig:
     base_height: float = ELEVATION_PARAMS[ELEVATION_FIELDS["base_height"]].default
     height_amplitude: float = ELEVATION_PARAMS[ELEVATION_FIELDS["height_amplitude"]].default
     max_grade: float = ELEVATION_PARAMS[ELEVATION_FIELDS["max_grade"]].default
+    # obstacles (the "obstacles" stage, present when max_obstacles > 0; fields map by TRACK_OBSTACLE_FIELDS)
+    max_obstacles: int = 0
+    obstacle_count_min: int = TRACK_OBSTACLE_PARAMS["count_min"].default
+    obstacle_count_max: int = TRACK_OBSTACLE_PARAMS["count_max"].default
+    hard_obstacle_count_min: int = TRACK_OBSTACLE_PARAMS["hard_count_min"].default
+    hard_obstacle_count_max: int = TRACK_OBSTACLE_PARAMS["hard_count_max"].default
+    obstacle_radius_min: float = TRACK_OBSTACLE_PARAMS["radius_min"].default
+    obstacle_radius_max: float = TRACK_OBSTACLE_PARAMS["radius_max"].default
+    obstacle_height_min: float = TRACK_OBSTACLE_PARAMS["height_min"].default
+    obstacle_height_max: float = TRACK_OBSTACLE_PARAMS["height_max"].default
+    obstacle_clearance: float = TRACK_OBSTACLE_PARAMS["clearance"].default
+    obstacle_gap: float = TRACK_OBSTACLE_PARAMS["gap"].default
+    obstacle_tries: int = TRACK_OBSTACLE_PARAMS["tries"].default
     randomize: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     family: ClassVar[str] = "track"
 
@@ -216,6 +234,11 @@ class TrackGenConfig:
         stages = [StageSpec("centerline", "track.centerline", cl), StageSpec("band", "track.band")]
         if elevated:
             stages.append(StageSpec("elevation", "track.elevation", el))
+        if self.max_obstacles != 0:
+            obs = {p: TRACK_OBSTACLE_PARAMS[p].check(f"{f} (obstacles.{p})", getattr(self, f))
+                   for f, p in TRACK_OBSTACLE_FIELDS.items()}
+            kind = "track.obstacles_elevated" if elevated else "track.obstacles"
+            stages.append(StageSpec("obstacles", kind, obs))
         spec = PipelineSpec(
             self.num_envs, self.device, tuple(stages), family="track",
             max_loop_length=None if elevated else float(cl["max_length"]),
@@ -264,9 +287,19 @@ class TrackResult:
     """[E] int32 shape drawn: 0 loop, 2 hairpin (a thin loop with hairpins and an S-bend)."""
     difficulty: wp.array = None
     """[E] float32 the difficulty each track was drawn at (``centerline.difficulty`` + offset, in [0, 1])."""
+    obstacle_pos: wp.array = None
+    """[E, K] vec3f pole base centres on the ground (z = 0) [m], each pole standing in the band;
+    rows >= obstacle_count zero (K = 0 without an obstacles stage)."""
+    obstacle_radius: wp.array = None
+    """[E, K] float32 pole radii [m]."""
+    obstacle_height: wp.array = None
+    """[E, K] float32 pole heights above the ground [m]."""
+    obstacle_count: wp.array = None
+    """[E] int32 poles on each track."""
 
 
-_ORDERED = (("centerline.radius_min", "centerline.radius_max"), ("centerline.min_length", "centerline.max_length"))
+_ORDERED = (("centerline.radius_min", "centerline.radius_max"),
+            ("centerline.min_length", "centerline.max_length")) + OBSTACLE_ORDERED
 
 
 class TrackGenerator(FamilyGenerator):
@@ -282,20 +315,39 @@ class TrackGenerator(FamilyGenerator):
     required_stages = ("centerline", "band")
     ordered = _ORDERED
 
+    def __init__(self, source, *, prepare=True, **kwargs):
+        super().__init__(source, prepare=False, **kwargs)
+        check_track_obstacle_ranges(dict(self.params))  # ranges that cannot hold together: refused, named
+        if prepare:
+            self.prepare()
+
+    def _check_param_set(self, name, value):
+        super()._check_param_set(name, value)
+        check_track_obstacle_ranges({**dict(self.params), name: value})
+
     def _make_result(self):
         r = self._results
+        E, dev = self.num_envs, self.device
         elevated = "elevation.z" in r
         if elevated:
             z = r["elevation.z"]
         else:
             z = wp.zeros_like(r["centerline.half_width"])
         status = r["elevation.status"] if elevated else r["centerline.status"]
+        if "obstacles.status" in r:
+            status = r["obstacles.status"]
+
+        def opt(name, shape, dtype):
+            return r[name] if name in r else wp.zeros(shape, dtype=dtype, device=dev)
         return TrackResult(
             xy=r["centerline.xy"], z=z, half_width=r["centerline.half_width"], tangent=r["band.tangent"],
             normal=r["band.normal"], s=r["band.s"], curvature=r["band.curvature"], length=r["band.length"],
             start_pos=r["elevation.start_pos"] if elevated else r["band.start_pos"], start_yaw=r["band.start_yaw"],
             attempts=r["centerline.attempts"], status=status, valid=self._valid,
             shape=r["centerline.shape"] if "centerline.shape" in r else wp.zeros_like(r["centerline.attempts"]),
-            difficulty=(r["centerline.difficulty_used"] if "centerline.difficulty_used" in r
-                        else wp.zeros(self.num_envs, dtype=wp.float32, device=self.device)),
+            difficulty=opt("centerline.difficulty_used", E, wp.float32),
+            obstacle_pos=opt("obstacles.pos", (E, 0), wp.vec3f),
+            obstacle_radius=opt("obstacles.radius", (E, 0), wp.float32),
+            obstacle_height=opt("obstacles.height", (E, 0), wp.float32),
+            obstacle_count=opt("obstacles.count", E, wp.int32),
         )

@@ -1,6 +1,7 @@
-"""Collision components: the body's box against band edges, gate posts or gate frames.
+"""Collision components: the body's box against band edges, gate posts, gate frames or pole obstacles.
 
-Three per-step components, each named ``"collision"`` unless you pass ``name=``; each writes a
+Four per-step components, each named ``"collision"`` (:class:`ObstacleCollision`: ``"obstacles"``)
+unless you pass ``name=``; each writes a
 :class:`~track_gen.tools.types.Contacts` (``course.step().contacts``):
 
 * :class:`BandCollision` (band tracks): the body's footprint rectangle against the two edges of
@@ -9,9 +10,10 @@ Three per-step components, each named ``"collision"`` unless you pass ``name=``;
   vertical discs of a given radius.
 * :class:`FrameCollision` (gate courses): the body's 3D box against the four bars of every gate
   frame.
-* :class:`ObstacleCollision` (gate courses with pole obstacles): the body's 3D box against every
-  pole (``result.obstacle_*``); ``Course.gates`` adds one, named ``"obstacles"``, when the
-  generator has an obstacle stage.
+* :class:`ObstacleCollision` (gate courses and band tracks with pole obstacles): the body's 3D box
+  against every pole (``result.obstacle_*``); ``Course.gates`` and ``Course.track`` add one, named
+  ``"obstacles"``, when the generator has an obstacle stage. :class:`BandCollision` sees the band's
+  edges only: on a track with poles, read both components (``course.step().contacts`` is the band's).
 
 Inputs (bind them with ``course.bind``): ``box_position`` [E] vec3f, the box centre (routed from
 ``position`` unless bound), ``orientation`` [E] quatf (x, y, z, w), ``half_extents`` [E] vec2f,
@@ -39,7 +41,8 @@ env's rows; ``step`` is stateless, so a replayed graph gives the eager result by
 Modules: :mod:`.pose` (the inputs, the body's box, the contact rows, the base class),
 :mod:`.edges` (the band's edges and the nearest-segment searches both band modes share),
 :mod:`.band` (:class:`BandCollision` and its exact ``"segments"`` step), :mod:`.band_sdf` (the
-``"sdf"`` bake and step), :mod:`.gates` (:class:`DiscCollision`, :class:`FrameCollision`).
+``"sdf"`` bake and step), :mod:`.gates` (:class:`DiscCollision`, :class:`FrameCollision`),
+:mod:`.obstacles` (:class:`ObstacleCollision`).
 """
 
 from track_gen.tools.collision.band import BandCollision

@@ -1,4 +1,4 @@
-"""Pole obstacles (``result.obstacle_*`` of a gate course) against the body's 3D box:
+"""Pole obstacles (``result.obstacle_*`` of a gate course or a band track) against the body's 3D box:
 :class:`ObstacleCollision`."""
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _pole_kernel(valid: wp.array(dtype=wp.int32), opos: wp.array2d(dtype=wp.vec3
 
 
 class ObstacleCollision(CollisionBase):
-    """The body's 3D box against every pole obstacle of a gate course.
+    """The body's 3D box against every pole obstacle of a gate course or a band track.
 
     Pole ``k < obstacle_count`` is an upright cylinder: base centre ``obstacle_pos[k]`` (on the
     ground), radius ``obstacle_radius[k]``, height ``obstacle_height[k]``. The body box is as in
@@ -80,11 +80,11 @@ class ObstacleCollision(CollisionBase):
 
     Args:
         half_height: vertical half extent of the body box [m], >= 0.
-        name: the component name (``Course.gates`` adds one named ``"obstacles"`` when the
-            generator has an obstacle stage).
+        name: the component name (``Course.gates`` and ``Course.track`` add one named ``"obstacles"``
+            when the generator has an obstacle stage).
     """
 
-    topology = ("gates",)
+    topology = ("gates", "track")
 
     def __init__(self, half_height: float = 0.0, *, name: str = "obstacles"):
         half_h = real("half_height", half_height)
