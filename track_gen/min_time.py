@@ -26,12 +26,13 @@ Method (quasi-steady point mass on a fixed path, the classic lap-time "g-g" meth
    passes around the lap until the profile is periodic.
 5. Time = sum over samples of ``2 ds / (v_i + v_{i+1})`` (exact for constant acceleration).
 
-Assumptions (what makes it a reference rather than a strict bound): the path is the course line
-itself (a racer may cut corners inside a gate opening or a band, and can then be slightly faster);
-the thrust direction changes instantly (no attitude or body-rate dynamics, no motor lag, so the
-real vehicle is slower); no drag unless ``max_speed`` is given; gravity constant; the lap line is
-crossed at the course line. A lap time / reference ratio of 1 is the physical limit; a good
-policy sits a little above it.
+Assumptions: the path is fixed (here the course line: a racer that cuts inside the gate openings
+or a band flies a shorter, smoother path and can be much faster, ~30 % on gates-v1's 1 m gates; the
+benchmark's reference therefore optimises the path too, :mod:`track_gen.min_time_path`, and keeps
+this one as the "course-line reference"); the thrust direction changes instantly (no attitude or
+body-rate dynamics, no motor lag, so the real vehicle is slower); no drag unless ``max_speed`` is
+given; gravity constant. On a fixed path the result is the point mass's minimum time to within
+the sampling (closed forms in ``tests/core/test_min_time.py``).
 
 Pure numpy float64; no Warp, no torch.
 """

@@ -139,10 +139,16 @@ def test_metrics_of_a_course_line_follower_match_its_known_lap_times():
         assert r["first_lap_s"] == pytest.approx(first / 5.0, abs=2 * dt)
         assert r["mean_speed_mps"] == pytest.approx(5.0, rel=0.05)
         assert r["lap_time_ratio"] == pytest.approx(r["lap_s"] / r["reference_lap_s"])
+        assert r["line_lap_time_ratio"] == pytest.approx(r["lap_s"] / r["line_reference_lap_s"])
         assert r["lap_length_m"] == pytest.approx(s[-1], rel=0.02)
+        # the path reference cuts inside the openings: faster than the course line, on a shorter loop
+        assert r["reference_lap_s"] < r["line_reference_lap_s"]
+        assert r["reference_first_lap_s"] <= r["line_reference_first_lap_s"]
+        assert r["reference_lap_length_m"] < r["lap_length_m"]
     agg = M.aggregate(rows)
     assert agg["completion_rate"] == 1.0 and agg["completion_rate_ci95"] == [1.0, 1.0]
     assert agg["crash_rate"] == 0.0
+    assert agg["line_lap_time_ratio"] < agg["lap_time_ratio"]
     lo, hi = agg["lap_time_mean_s_ci95"]
     assert lo <= agg["lap_time_mean_s"] <= hi
 

@@ -6,7 +6,8 @@ order: the run ended by the lap count), ``gates`` passed (checkpoints on a band 
 first to second lap event), both at the policy step's resolution; mean and top speed; the
 ending (``laps``, ``time_out`` or the failure term: ``crash``, ``missed``, ``off_course`` /
 ``off_track``, ``altitude``); the reference times and ``lap_time_ratio`` = ``lap_s`` /
-``reference_lap_s`` (``first_lap_ratio`` likewise).
+``reference_lap_s`` (``first_lap_ratio`` likewise), ``line_lap_time_ratio`` = ``lap_s`` /
+``line_reference_lap_s`` (the course-line reference, when the rows have it).
 
 Aggregates: means over courses (times and ratios over the courses that have them), rates as
 fractions of all courses. Every aggregate has a ``_ci95`` twin: the 2.5 and 97.5 percentiles of
@@ -57,6 +58,7 @@ def course_rows(flight: Flight, refs: list[dict], laps: int) -> list[dict]:
             **ref,
             "first_lap_ratio": first / ref["reference_first_lap_s"],
             "lap_time_ratio": lap / ref["reference_lap_s"],
+            "line_lap_time_ratio": lap / ref.get("line_reference_lap_s", math.nan),
         })
     return rows
 
@@ -99,6 +101,9 @@ def aggregate(rows: list[dict]) -> dict:
     _stat(out, "reference_lap_time_mean_s", col("reference_lap_s"))
     _stat(out, "first_lap_ratio", col("first_lap_ratio"))
     _stat(out, "lap_time_ratio", col("lap_time_ratio"))
+    if rows and "line_reference_lap_s" in rows[0]:
+        _stat(out, "line_reference_lap_time_mean_s", col("line_reference_lap_s"))
+        _stat(out, "line_lap_time_ratio", col("line_lap_time_ratio"))
     _stat(out, "mean_speed_mps", col("mean_speed_mps"))
     _stat(out, "top_speed_mps", col("top_speed_mps"))
     _stat(out, "crash_rate", [e not in NOT_FAILURE for e in ends])
