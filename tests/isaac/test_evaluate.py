@@ -122,7 +122,8 @@ def test_metrics_of_a_course_line_follower_match_its_known_lap_times():
         follower = LineFollower(env, speed=5.0)
         ec = follower.ec
         limits = R.vehicle_limits(env.unwrapped.cfg.actions.rotors.model)
-        refs = [R.reference_row(r) for r in R.course_references(ec, limits)]
+        crefs = R.course_references(ec, limits)
+        refs = [R.reference_row(r) for r in crefs]
         flight = F.fly(env, follower, suite.laps)
         cps = ec.course.checkpoints
         finish = [float(cps.s.numpy()[e, int(cps.count.numpy()[e]) - 1]) for e in range(3)]
@@ -145,6 +146,10 @@ def test_metrics_of_a_course_line_follower_match_its_known_lap_times():
         assert r["reference_lap_s"] < r["line_reference_lap_s"]
         assert r["reference_first_lap_s"] <= r["line_reference_first_lap_s"]
         assert r["reference_lap_length_m"] < r["lap_length_m"]
+        # the pictures' reference path is the loop the reference time was flown on
+        path = R.reference_path(crefs[e])
+        loop = np.linalg.norm(np.diff(path, axis=0), axis=1).sum() + np.linalg.norm(path[-1] - path[0])
+        assert loop == pytest.approx(r["reference_lap_length_m"], rel=0.01)
     agg = M.aggregate(rows)
     assert agg["completion_rate"] == 1.0 and agg["completion_rate_ci95"] == [1.0, 1.0]
     assert agg["crash_rate"] == 0.0

@@ -62,7 +62,11 @@ def rank_courses(rows: list[dict]) -> list[int]:
 def _path_panel(ax, course: dict, pos: np.ndarray, speed: np.ndarray, vmax: float, title: str):
     from matplotlib.collections import LineCollection
 
-    extent = draw_course(ax, {k: v for k, v in course.items() if k != "poles"})
+    extent = draw_course(ax, {k: v for k, v in course.items() if k not in ("poles", "reference_path")})
+    ref = course.get("reference_path")
+    if ref is not None:  # the minimum-time reference's optimised path, under the flown one
+        ax.plot(ref[:, 0], ref[:, 1], color="#d62728", lw=1.2, alpha=0.75, zorder=4, label="reference path")
+        ax.legend(loc="upper right", fontsize=7)
     xy = pos[:, :2]
     seg = np.stack([xy[:-1], xy[1:]], axis=1)
     lc = LineCollection(seg, cmap="viridis", linewidths=2.2, zorder=5)
@@ -96,7 +100,9 @@ def _title(label: str, r: dict) -> str:
 
 def plot_best_worst(path: Path, rows: list[dict], courses: dict[int, dict], pos: np.ndarray, speed: np.ndarray,
                     steps: np.ndarray) -> Path:
-    """Two top-down panels: the best and the worst course (:func:`rank_courses`) with the flown path."""
+    """Two top-down panels: the best and the worst course (:func:`rank_courses`) with the flown path
+    coloured by speed and, where the course has one (``courses[c]["reference_path"]``), the
+    minimum-time reference's optimised path in red."""
     order = rank_courses(rows)
     pick = [("best", order[0]), ("worst", order[-1])]
     vmax = max(float(speed[: int(steps[c]), c].max()) if steps[c] > 1 else 0.0 for _, c in pick) or 1.0
@@ -124,7 +130,7 @@ def plot_layout_paths(path: Path, rows: list[dict], courses: dict[int, dict], po
 
     course = courses[0]
     fig, (ax,) = _figure(12.0, 6.0)
-    extent = draw_course(ax, {k: v for k, v in course.items() if k != "poles"})
+    extent = draw_course(ax, {k: v for k, v in course.items() if k not in ("poles", "reference_path")})
     for p, r in course.get("poles", ()):
         ax.add_patch(Circle((p[0], p[1]), max(float(r), 0.05), color="k", zorder=4))
     seen: dict[str, int] = {}

@@ -27,8 +27,8 @@ import numpy as np
 from track_gen.min_time import LapReference, VehicleLimits, reference_laps
 from track_gen.min_time_path import Openings, PathLapReference, PathOptions, path_reference_laps
 
-__all__ = ["vehicle_limits", "course_references", "project_on_line", "reference_row", "path_options",
-           "CourseReference"]
+__all__ = ["vehicle_limits", "course_references", "project_on_line", "reference_row", "reference_path",
+           "path_options", "CourseReference"]
 
 
 def vehicle_limits(model, command: str = "rates", gravity: float = 9.81) -> VehicleLimits:
@@ -140,3 +140,16 @@ def reference_row(ref: CourseReference | None) -> dict:
     return {"reference_first_lap_s": first, "reference_lap_s": lap,
             "line_reference_first_lap_s": line.first_lap_s, "line_reference_lap_s": line.flying_lap_s,
             "lap_length_m": line.lap_length, "reference_lap_length_m": length, "reference_top_speed_mps": top}
+
+
+def reference_path(ref: CourseReference | None) -> np.ndarray | None:
+    """The optimised path [M, 3] the benchmark's reference time was flown on (the flying lap's, a
+    one-pass course's first lap), for the pictures; None when the course-line reference was used
+    (its line is the course line the pictures draw anyway) or there is none."""
+    if ref is None or ref.path is None:
+        return None
+    row = reference_row(ref)
+    path = ref.path
+    if path.flying_path is not None:
+        return path.flying_path.pos if row["reference_lap_s"] == path.flying_lap_s else None
+    return path.first_path.pos if row["reference_first_lap_s"] == path.first_lap_s else None

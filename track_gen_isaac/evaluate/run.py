@@ -54,10 +54,15 @@ def _fly_suite(suite: Suite, ckpt: Path | None, num_courses: int, device: str, b
         rotors = base.cfg.actions.rotors
         limits = R.vehicle_limits(rotors.model, getattr(rotors, "command", "rates"))
         t1 = time.perf_counter()
-        refs = [R.reference_row(r) for r in R.course_references(ec, limits, ds=ds)]
+        course_refs = R.course_references(ec, limits, ds=ds)
+        refs = [R.reference_row(r) for r in course_refs]
         t_ref = time.perf_counter() - t1
         flights = {name: F.fly(env, act, suite.laps) for name, act in actors.items()}
         courses = {e: F.course_snapshot(ec, e) for e in range(E)}
+        for e, r in enumerate(course_refs):
+            path = R.reference_path(r)
+            if path is not None:
+                courses[e]["reference_path"] = path
         step_dt = float(base.step_dt)
     finally:
         env.close()
