@@ -4,6 +4,8 @@ within its ranges, (both runtimes step for step: test_racer_runtimes.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -217,6 +219,20 @@ def test_ideal_plant_and_overrides():
     assert hard.task == "TrackGen-Drone-Gates-Race-Curriculum-Play-v0"
     with pytest.raises(ValueError, match="gates-v1"):  # an unknown suite lists the suites
         racer_suite("centre", suite="gates-v9")
+    # a real layout, flown by the racer's -Play env (the gate task's layout suite, another task)
+    from track_gen_isaac.evaluate.layout_suite import apply_layout, layout_suite
+
+    path = str(Path(__file__).resolve().parents[2] / "track_gen/layouts/data/lsy_level0.toml")
+    lay = racer_suite("centre", layout=path)
+    base = layout_suite(path)
+    assert lay.task == "TrackGen-Drone-Gates-Race-Play-v0" and base.task == "TrackGen-Drone-Gates-v0"
+    assert (lay.name, lay.layout, lay.laps, lay.course) == (base.name, base.layout, base.laps, base.course)
+    cfg = _cfg(lay.task, 4)
+    apply_layout(cfg, lay)
+    assert cfg.course.layouts == lay.layout
+    assert racer_suite("ideal", layout=path).env_overrides == {"events.dynamics": None}
+    with pytest.raises(ValueError, match="give one of them"):
+        racer_suite("centre", suite="gates-v1", layout=path)
 
 
 def test_curriculum_racer_is_the_racer_on_the_curriculum_courses():
