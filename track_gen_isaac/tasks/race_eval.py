@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--suite", default=None, help="a suite's courses instead of the task family's (e.g. gates-hard-v1)")
     ap.add_argument("--layout", default=None, metavar="FILE",
                     help="a real layout file instead (e.g. track_gen/layouts/data/lsy_level0.toml), flown zero-shot")
+    ap.add_argument("--no-baselines", dest="baselines", action="store_false",
+                    help="skip the zero-action and random floors (the same for every policy on these courses)")
     ap.add_argument("--play_steps", type=int, default=750)
     ap.add_argument("--play_envs", type=int, default=16)
     ap.add_argument("--device", default=None)
@@ -91,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{stats['lap_rate']:.2f}, crash rate {stats['crash_rate']:.2f}", flush=True)
     t0 = time.perf_counter()
     out = run_dir / "report" / (f"eval-{args.dynamics}" + (f"-{suite.name}" if args.suite or args.layout else ""))
-    ev = evaluate(run_dir, suite, num_courses=args.eval_courses, device=device, out=out)["suites"][suite.name]
+    ev = evaluate(run_dir, suite, num_courses=args.eval_courses, device=device, out=out,
+                  baselines=args.baselines)["suites"][suite.name]
     print(f"[race] held-out {suite.name} with {suite.task} ({args.eval_courses} courses, "
           f"{time.perf_counter() - t0:.0f} s): completion {ev['completion_rate']:.2f} {_ci(ev['completion_rate_ci95'])}, "
           f"gates per course {ev['gates_per_course']:.2f}, lap {_num(ev['lap_time_mean_s'])} s = "
