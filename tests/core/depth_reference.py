@@ -145,11 +145,12 @@ def scene_depth(c, cam, p, q, body=None, starts=None):
                         cc = gp[:2] + s * (w / 2 + t / 2) * lat
                         best = np.minimum(best, ref_cylinder(o, d, cc, cam.post_radius, 0.0, gp[2] + h / 2 + t,
                                                              cam.near))
-            if r.obstacle_pos is not None and r.obstacle_pos.shape[1] > 0:
-                for k in range(int(r.obstacle_count.numpy()[e])):
-                    b = r.obstacle_pos.numpy()[e, k].astype(float)
-                    best = np.minimum(best, ref_cylinder(o, d, b[:2], float(r.obstacle_radius.numpy()[e, k]), b[2],
-                                                         b[2] + float(r.obstacle_height.numpy()[e, k]), cam.near))
+        opos = getattr(r, "obstacle_pos", None)
+        if valid and opos is not None and opos.shape[1] > 0:  # poles, on either family
+            for k in range(int(r.obstacle_count.numpy()[e])):
+                b = opos.numpy()[e, k].astype(float)
+                best = np.minimum(best, ref_cylinder(o, d, b[:2], float(r.obstacle_radius.numpy()[e, k]), b[2],
+                                                     b[2] + float(r.obstacle_height.numpy()[e, k]), cam.near))
         if not gates and valid and cam.wall_height > 0:
             xy, hwid, nrm, z = (getattr(r, k).numpy()[e].astype(float) for k in ("xy", "half_width", "normal", "z"))
             for edge in (xy + hwid[:, None] * nrm, xy - hwid[:, None] * nrm):

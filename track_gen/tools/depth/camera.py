@@ -66,10 +66,10 @@ class DepthCamera(Component):
     Scene (env frame): the ground plane ``z = 0`` (``ground=True``); on gate courses the four bars
     of every gate frame, boxes exactly as :class:`~track_gen.tools.FrameCollision` defines them,
     and with a post radius two upright cylinders per gate at the side bars' centres from the
-    ground to the frame's top (``pos.z + height / 2 + thickness``), and every pole obstacle
-    (``result.obstacle_*``, upright cylinders with caps); on band tracks vertical walls
+    ground to the frame's top (``pos.z + height / 2 + thickness``); on band tracks vertical walls
     ``wall_height`` tall standing on both band edges (the centerline ``z`` under each edge point;
-    0 disables them). Surfaces are two-sided.
+    0 disables them); on either family every pole obstacle (``result.obstacle_*``, upright
+    cylinders with caps). Surfaces are two-sided.
 
     Depth: ``convention="distance"`` (default) the Euclidean distance from the camera centre
     along the ray to the first surface; ``"z"`` its component along the optical axis (the
@@ -215,12 +215,14 @@ class DepthCamera(Component):
         def ph(dtype, ndim=2):  # a placeholder for a geometry this course does not have (never read)
             return wp.zeros((1,) * ndim, dtype=dtype, device=dev)
 
-        no_obs = [0, ph(wp.vec3f), ph(wp.float32), ph(wp.float32), ph(wp.int32, 1)]
+        # pole obstacles, on either family (a gate course's or a band track's ``obstacles`` stage)
+        opos = getattr(r, "obstacle_pos", None)
+        if opos is not None and len(opos.shape) == 2 and opos.shape[1] > 0:
+            self._obs = [1, opos, r.obstacle_radius, r.obstacle_height, r.obstacle_count]
+        else:
+            self._obs = [0, ph(wp.vec3f), ph(wp.float32), ph(wp.float32), ph(wp.int32, 1)]
         if ctx.family == "gates":
             self._gates = [1, r.pos, r.normal, r.count, r.width, r.height, r.thickness, self.post_radius]
-            opos = getattr(r, "obstacle_pos", None)
-            has_obs = opos is not None and opos.shape[1] > 0
-            self._obs = [1, opos, r.obstacle_radius, r.obstacle_height, r.obstacle_count] if has_obs else no_obs
             self._walls = [0.0, ph(wp.vec2f), ph(wp.vec2f), ph(wp.vec4f), ph(wp.float32), 1, 0]
         else:
             N = int(r.xy.shape[1])
@@ -230,7 +232,6 @@ class DepthCamera(Component):
             self.boxes = wp.zeros((E, 2 * self._C), dtype=wp.vec4f, device=dev)
             self._gates = [0, ph(wp.vec3f), ph(wp.vec3f), ph(wp.int32, 1), ph(wp.float32, 1), ph(wp.float32, 1),
                            ph(wp.float32, 1), 0.0]
-            self._obs = no_obs
             self._walls = [self.wall_height, self.left, self.right, self.boxes, r.z, self._K, self._C]
 
     def on_generate(self, ctx, mask) -> None:
