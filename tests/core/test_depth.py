@@ -169,6 +169,14 @@ def gate_course(E=4, seeds=5, cam=None, **kw):
     return c, b
 
 
+def track_course(cam, E=3, seeds=2, **kw):
+    """A band-track course of ``E`` envs (``presets.track`` with ``kw``) seen by ``cam``, bodies bound."""
+    c = Course(tg.TrackGenerator(presets.track(E, "cpu", **kw), seeds=seeds), [cam])
+    b = Bodies(E)
+    c.bind(position=b.pos, orientation=b.quat)
+    return c, b
+
+
 def start_poses(c, rng, jitter=0.5):
     r = c.result
     p = r.start_pos.numpy().astype(np.float64)
@@ -211,9 +219,7 @@ def test_range_ring_matches_scene_reference(family):
         c, b = gate_course(E=4, cam=cam, max_obstacles=4, obstacle_count_min=2, obstacle_count_max=4)
     else:
         cam = tools.DepthCamera(8, 6, 90.0, 0.0, 25.0, offset=(0.0, 0.0, 0.1), wall_height=0.4, ring=n)
-        c = Course(tg.TrackGenerator(presets.track(3, "cpu"), seeds=2), [cam])
-        b = Bodies(3)
-        c.bind(position=b.pos, orientation=b.quat)
+        c, b = track_course(cam)
     p, q = start_poses(c, np.random.default_rng(8), jitter=0.1)
     p[:, 2] = np.maximum(p[:, 2], 0.2)
     b.set(p, q)
@@ -242,9 +248,7 @@ def test_range_grid_matches_scene_reference(family, direction):
         p, q = start_poses(c, np.random.default_rng(5), jitter=0.3)
     else:
         cam = tools.DepthCamera(8, 6, 90.0, 0.0, 25.0, offset=(0.0, 0.0, 0.1), wall_height=0.4, **kw)
-        c = Course(tg.TrackGenerator(presets.track(3, "cpu"), seeds=2), [cam])
-        b = Bodies(3)
-        c.bind(position=b.pos, orientation=b.quat)
+        c, b = track_course(cam)
         p, q = start_poses(c, np.random.default_rng(8), jitter=0.1)
         p[:, 2] = np.maximum(p[:, 2], 0.2)
     b.set(p, q)
@@ -259,11 +263,8 @@ def test_range_grid_matches_scene_reference(family, direction):
 
 
 def test_track_walls_match_scene_reference():
-    gen = tg.TrackGenerator(presets.track(3, "cpu"), seeds=2)
     cam = tools.DepthCamera(20, 12, 100.0, 0.0, 25.0, offset=(0.0, 0.0, 0.1), pitch_deg=8.0, wall_height=0.4)
-    c = Course(gen, [cam])
-    b = Bodies(3)
-    c.bind(position=b.pos, orientation=b.quat)
+    c, b = track_course(cam)
     p, q = start_poses(c, np.random.default_rng(3), jitter=0.1)
     p[:, 2] = 0.25
     b.set(p, q)
@@ -278,14 +279,11 @@ def test_track_poles_match_scene_reference(elevated):
     """A band track with poles: every pole is seen (whole images against the reference), and a
     camera looking straight at a pole's side sees it at the analytic distance."""
     E = 4
-    gen = tg.TrackGenerator(presets.track(E, "cpu", elevated=elevated, max_obstacles=4, difficulty=1.0), seeds=5)
+    kw = dict(E=E, seeds=5, elevated=elevated, max_obstacles=4, difficulty=1.0)
     cam = tools.DepthCamera(24, 16, 100.0, 0.0, 25.0, offset=(0.0, 0.0, 0.1), pitch_deg=5.0, wall_height=0.4)
-    c = Course(gen, [cam])
+    c, b = track_course(cam, **kw)
     r = c.result
-    count = r.obstacle_count.numpy()
-    assert count.min() >= 1
-    b = Bodies(E)
-    c.bind(position=b.pos, orientation=b.quat)
+    assert r.obstacle_count.numpy().min() >= 1
     p, q = start_poses(c, np.random.default_rng(7), jitter=0.1)
     p[:, 2] = np.maximum(p[:, 2], 0.3)
     b.set(p, q)
@@ -300,8 +298,7 @@ def test_track_poles_match_scene_reference(elevated):
     b.set(cam0 - 0.1 * look - np.array([0.0, 0.0, 0.1]), np.stack([quat_yaw(y) for y in yaw]))
     level = tools.DepthCamera(25, 15, 60.0, 0.0, 25.0, offset=(0.1, 0.0, 0.1), pitch_deg=0.0, wall_height=0.0,
                               name="level")
-    c2 = Course(tg.TrackGenerator(presets.track(E, "cpu", elevated=elevated, max_obstacles=4, difficulty=1.0),
-                                  seeds=5), [level])
+    c2, _ = track_course(level, **kw)
     c2.bind(position=b.pos, orientation=b.quat)
     img = c2.step().get("level").depth.numpy()
     np.testing.assert_allclose(img[:, 7, 12], 2.0 - rad, rtol=1e-4, atol=1e-4)
@@ -450,9 +447,7 @@ def test_replay_equals_eager_and_regeneration_needs_no_rerecording(family):
         c, b = gate_course(E=E, max_obstacles=4, obstacle_count_min=2, obstacle_count_max=4)
     else:
         cam = tools.DepthCamera(16, 12, 90.0, 0.0, 25.0, pitch_deg=10.0)
-        c = Course(tg.TrackGenerator(presets.track(E, "cpu"), seeds=4), [cam])
-        b = Bodies(E)
-        c.bind(position=b.pos, orientation=b.quat)
+        c, b = track_course(cam, E=E, seeds=4)
     rng = np.random.default_rng(6)
     p, q = start_poses(c, rng, jitter=0.1)
     p[:, 2] = np.maximum(p[:, 2], 0.3)
