@@ -46,10 +46,11 @@ def _track_status_only(xy: wp.array2d(dtype=wp.vec2f), hw: wp.array2d(dtype=wp.f
 def _gates_status_only(pos: wp.array2d(dtype=wp.vec3f), yaw: wp.array2d(dtype=wp.float32),
                        count: wp.array(dtype=wp.int32), closed: int, size: float, min_spacing: float,
                        max_spacing: float, max_turn: float, outer_half: float, bottom: float,
+                       stacked: wp.array2d(dtype=wp.int32), max_climb: float, crossing_clearance: float,
                        out: wp.array(dtype=wp.int32)):
     e = wp.tid()
     out[e] = GK.gates_status(pos, yaw, e, count[e], closed, size, min_spacing, max_spacing, max_turn, outer_half,
-                             bottom)
+                             bottom, stacked, max_climb, crossing_clearance)
 
 
 def best(fn, repeats=3, min_time=0.1) -> float:
@@ -172,7 +173,8 @@ def main(argv=None) -> int:
     gh = gc.gate_height if gc.gate_height > 0 else gc.gate_width
     t_gs = best(lambda: wp.launch(_gates_status_only, dim=E, inputs=[
         r.pos, r.yaw, r.count, int(gc.closed), gc.size, gc.min_spacing, gc.max_spacing, gc.max_turn,
-        0.5 * gc.gate_width + gc.frame_thickness, 0.5 * gh + gc.frame_thickness, st], device="cpu"))
+        0.5 * gc.gate_width + gc.frame_thickness, 0.5 * gh + gc.frame_thickness, r.stacked, gc.max_climb,
+        gc.crossing_clearance, st], device="cpu"))
     print(f"  layout kernel, one draw:       {1e6 * t_layout / E:7.1f} us/course (valid {g1.valid_fraction():.3f})")
     print(f"    draw + spline + gate walk:   {1e6 * (t_layout - t_gs) / E:7.1f} us")
     print(f"    gates_status:                {1e6 * t_gs / E:7.1f} us")

@@ -68,32 +68,37 @@ def closed_length_and_tight(
 
     ``atan2`` runs only where a cheap bound says the radius could be small: for a turn of angle
     ``ang`` <= pi/2, ``ang <= (pi/2) |sin ang|``, so the radius is at least
-    ``0.5 (la + lb) la lb / ((pi/2) |a x b|)``.
+    ``0.5 (la + lb) la lb / ((pi/2) |a x b|)``. The pass stops at the first tight turn (the
+    length is then partial: a caller rejects such a draw); with ``min_radius <= 0`` no turn is
+    tight and the turn test is skipped. Each segment's vector and length is carried to the next
+    sample (the same operations: the same bits as computing it again).
     """
     p_prev = dense_point(ctrl, e, count, per_span, -1)
     p = dense_point(ctrl, e, count, per_span, 0)
+    a = p - p_prev
+    la = wp.length(a)
     total = float(0.0)
-    tight = float(0.0)
+    check = min_radius > 0.0
     inv = 1.0 / float(per_span)
     for k in range(count):
         q8 = span_coeffs(ctrl, e, count, 1, k)
         for m in range(1, per_span + 1):
             q = span_point(q8, float(m) * inv)
-            a = p - p_prev
             b = q - p
-            la = wp.length(a)
             lb = wp.length(b)
             total += lb
-            half = 0.5 * (la + lb)
-            cr = wp.abs(a[0] * b[1] - a[1] * b[0])
-            d = wp.dot(a, b)
-            if d <= 0.0 or 1.5707964 * cr * min_radius > half * la * lb:
-                ang = wp.abs(wp.atan2(a[0] * b[1] - a[1] * b[0], d))
-                if ang * min_radius > half:
-                    tight = 1.0
-            p_prev = p
+            if check:
+                half = 0.5 * (la + lb)
+                cr = wp.abs(a[0] * b[1] - a[1] * b[0])
+                d = wp.dot(a, b)
+                if d <= 0.0 or 1.5707964 * cr * min_radius > half * la * lb:
+                    ang = wp.abs(wp.atan2(a[0] * b[1] - a[1] * b[0], d))
+                    if ang * min_radius > half:
+                        return wp.vec2f(total, 1.0)
             p = q
-    return wp.vec2f(total, tight)
+            a = b
+            la = lb
+    return wp.vec2f(total, 0.0)
 
 
 @wp.func

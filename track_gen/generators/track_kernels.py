@@ -34,69 +34,107 @@ MIN_GAP = wp.constant(4)
 # A draw whose dense spline has a turn radius below this fraction of the required one is
 # redrawn before resampling (it would fail the exact TURN check anyway).
 EARLY_REJECT = wp.constant(0.9)
+# A point whose |x|, |y| plus the half width stay below this fraction of the half side has both
+# band edges inside the square (the edge offset is the unit normal, rounded, times the half width:
+# at most 1 + 5 ulp of its size), so its exact BOUNDS test is skipped.
+INSIDE = wp.constant(0.99999)
 
 
 @wp.func
-def all_finite(xy: wp.array2d(dtype=wp.vec2f), hw: wp.array2d(dtype=wp.float32), e: int, n: int) -> bool:
-    """Whether every centerline point and half width of env ``e`` is finite."""
-    ok = bool(True)
-    for i in range(n):
-        p = xy[e, i]
-        if not (wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(hw[e, i])):
-            ok = False
-    return ok
-
-
-@wp.func
-def length_and_widest(xy: wp.array2d(dtype=wp.vec2f), hw: wp.array2d(dtype=wp.float32), e: int, n: int) -> wp.vec2f:
-    """(closed length, largest half width) of env ``e``'s centerline."""
+def finite_length_widest(xy: wp.array2d(dtype=wp.vec2f), hw: wp.array2d(dtype=wp.float32), e: int,
+                         n: int) -> wp.vec3f:
+    """(1 if every point and half width of env ``e`` is finite else 0, closed length, largest half
+    width), in one pass (the length sums the segments in index order)."""
+    ok = float(1.0)
     total = float(0.0)
     wmax = float(0.0)
+    p = xy[e, 0]
     for i in range(n):
         j = i + 1
         if j == n:
             j = 0
-        total += wp.length(xy[e, j] - xy[e, i])
-        wmax = wp.max(wmax, hw[e, i])
-    return wp.vec2f(total, wmax)
+        q = xy[e, j]
+        w = hw[e, i]
+        if not (wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(w)):
+            ok = 0.0
+        total += wp.length(q - p)
+        wmax = wp.max(wmax, w)
+        p = q
+    return wp.vec3f(ok, total, wmax)
+
+
+@wp.func
+def turn_is_wide(a: wp.vec2f, b: wp.vec2f, half: float, big_r: float) -> bool:
+    """True when the turn from ``a`` to ``b`` provably passes the TURN test ``|atan2(a x b, a . b)|
+    * big_r <= half``, so its ``atan2`` can be skipped.
+
+    For ``a . b > 0`` the angle is below pi/2 and at most its tangent ``|a x b| / (a . b)`` (both
+    as float32 computes them: ``atan2`` measures that very pair), so ``|a x b| big_r <= half (a .
+    b)`` settles it; the factor 1.001 covers the rounding of this test and of ``atan2`` (a few
+    ulp) many times over. A right side outside [1e-30, 1e30] (where underflow or overflow could
+    bend the test) takes the exact test."""
+    d = wp.dot(a, b)
+    rhs = half * d
+    return d > 0.0 and rhs >= 1.0e-30 and rhs <= BIG and 1.001 * wp.abs(a[0] * b[1] - a[1] * b[0]) * big_r <= rhs
 
 
 @wp.func
 def point_status(
     xy: wp.array2d(dtype=wp.vec2f), hw: wp.array2d(dtype=wp.float32), e: int, n: int, half: float, big_r: float
-) -> int:
-    """DEGENERATE, BOUNDS and TURN bits of env ``e``'s points: a zero-length neighbour segment;
-    a band edge outside the square of half side ``half``; a turn radius below ``big_r``."""
+) -> wp.vec2f:
+    """(DEGENERATE, BOUNDS and TURN bits, longest segment) of env ``e``'s points: a zero-length
+    neighbour segment; a band edge outside the square of half side ``half``; a turn radius below
+    ``big_r``. One pass; each segment vector and length is computed once and carried to the next
+    point (the same operations on the same operands: the same bits), and ``atan2`` runs only
+    where :func:`turn_is_wide` cannot settle the turn test."""
     status = int(0)
+    smax = float(0.0)
+    prev = xy[e, n - 1]
+    p = xy[e, 0]
+    a = p - prev
+    la = wp.length(a)
     for i in range(n):
-        im = i - 1
-        if im < 0:
-            im = n - 1
         ip = i + 1
         if ip == n:
             ip = 0
-        p = xy[e, i]
-        a = p - xy[e, im]
-        b = xy[e, ip] - p
-        t = xy[e, ip] - xy[e, im]
+        nxt = xy[e, ip]
+        b = nxt - p
+        t = nxt - prev
         tl = wp.length(t)
-        la = wp.length(a)
         lb = wp.length(b)
+        smax = wp.max(smax, lb)
         # every test is written so that NaN fails it (a NaN comparison is false)
         if not (tl > 0.0 and la > 0.0 and lb > 0.0):
             status = status | DEGENERATE
         else:
-            t = t / tl
-            nrm = left_normal(t) * hw[e, i]
-            e1 = p + nrm
-            e2 = p - nrm
-            ext = wp.max(wp.max(wp.abs(e1[0]), wp.abs(e1[1])), wp.max(wp.abs(e2[0]), wp.abs(e2[1])))
-            if not (ext <= half):
-                status = status | BOUNDS
-            ang = wp.abs(wp.atan2(a[0] * b[1] - a[1] * b[0], wp.dot(a, b)))
-            if not (ang * big_r <= 0.5 * (la + lb)):
-                status = status | TURN
-    return status
+            w = hw[e, i]
+            if not (wp.max(wp.abs(p[0]), wp.abs(p[1])) + wp.abs(w) <= INSIDE * half):
+                t = t / tl
+                nrm = left_normal(t) * w
+                e1 = p + nrm
+                e2 = p - nrm
+                ext = wp.max(wp.max(wp.abs(e1[0]), wp.abs(e1[1])), wp.max(wp.abs(e2[0]), wp.abs(e2[1])))
+                if not (ext <= half):
+                    status = status | BOUNDS
+            half_ab = 0.5 * (la + lb)
+            if not turn_is_wide(a, b, half_ab, big_r):
+                ang = wp.abs(wp.atan2(a[0] * b[1] - a[1] * b[0], wp.dot(a, b)))
+                if not (ang * big_r <= half_ab):
+                    status = status | TURN
+        prev = p
+        p = nxt
+        a = b
+        la = lb
+    return wp.vec2f(float(status), smax)
+
+
+@wp.func
+def box_gap_sq(m: wp.vec2f, lo: wp.vec2f, hi: wp.vec2f) -> float:
+    """Squared distance from ``m`` to the box [lo, hi], with the operations of the midpoint test
+    of :func:`band_overlaps` (float32 rounding is monotone: every point of the box is at least
+    this far from ``m`` as that test computes it)."""
+    q = wp.vec2f(wp.max(wp.max(lo[0] - m[0], m[0] - hi[0]), 0.0), wp.max(wp.max(lo[1] - m[1], m[1] - hi[1]), 0.0))
+    return wp.dot(q, q)
 
 
 @wp.func
@@ -109,6 +147,7 @@ def band_overlaps(
     gmin: int,
     reach: float,
     clearance: float,
+    smax: float,
 ) -> bool:
     """True when two parts of env ``e``'s band that the centerline turned back between come
     closer than their half widths plus ``clearance``.
@@ -126,54 +165,92 @@ def band_overlaps(
     which keeps the test as fast as a window would, without depending on ``clearance``.
 
     Chunked: segments in at most MAX_CHUNKS chunks, chunk pairs whose bounding boxes are more
-    than ``reach`` (the largest ``need``) apart skipped, then an exact midpoint prefilter."""
+    than ``reach`` (the largest ``need``) apart skipped; then an exact midpoint prefilter
+    (segment distance >= midpoint distance - ``smax``, the longest segment), applied first
+    against chunk ``cb``'s box for each segment ``i`` and then against ``reach`` for each pair,
+    before the pair's own bound. Every skip is one the pair's own midpoint test would make (its
+    bound is at most ``reach``; float rounding is monotone), so the answer is the same as testing
+    every pair that way."""
     chunk = wp.max(16, (n + MAX_CHUNKS - 1) / MAX_CHUNKS)
     nc = (n + chunk - 1) / chunk
     lo_x = chunk_vec()
     lo_y = chunk_vec()
     hi_x = chunk_vec()
     hi_y = chunk_vec()
-    smax = float(0.0)
     for c in range(nc):
         bl = wp.vec2f(BIG, BIG)
         bh = wp.vec2f(-BIG, -BIG)
         for i in range(c * chunk, wp.min(c * chunk + chunk + 1, n + 1)):
-            q = xy[e, i % n]
+            ii = i
+            if ii == n:
+                ii = 0
+            q = xy[e, ii]
             bl = wp.min(bl, q)
             bh = wp.max(bh, q)
-            if i > c * chunk:
-                smax = wp.max(smax, wp.length(q - xy[e, i - 1]))
         lo_x[c] = bl[0]
         lo_y[c] = bl[1]
         hi_x[c] = bh[0]
         hi_y[c] = bh[1]
+    far = (reach + smax) * (reach + smax)
+    # the midpoint prefilters rely on sums and squares that cannot overflow: coordinates within 1e18
+    fast = bool(True)
+    span = float(0.0)
+    for c in range(nc):
+        span = wp.max(span, wp.max(wp.max(-lo_x[c], -lo_y[c]), wp.max(hi_x[c], hi_y[c])))
+    if not (span <= 1.0e18):
+        fast = False
+    # the farthest two consecutive midpoints can be apart: half of two segments, plus their rounding
+    step = smax * 1.0001 + span * 1.0e-6
+    reach_far = wp.sqrt(far) * 1.0001
     for ca in range(nc):
         for cb in range(ca, nc):
             dx = wp.max(wp.max(lo_x[ca] - hi_x[cb], lo_x[cb] - hi_x[ca]), 0.0)
             dy = wp.max(wp.max(lo_y[ca] - hi_y[cb], lo_y[cb] - hi_y[ca]), 0.0)
             if dx * dx + dy * dy > reach * reach:
                 continue
+            lo_b = wp.vec2f(lo_x[cb], lo_y[cb])
+            hi_b = wp.vec2f(hi_x[cb], hi_y[cb])
             for i in range(ca * chunk, wp.min(ca * chunk + chunk, n)):
-                i1 = (i + 1) % n
+                # only pairs whose cyclic gap lies in [gmin, n - gmin] can meet the turn-back bound
+                j0 = wp.max(cb * chunk, i + gmin)
+                j1 = wp.min(wp.min(cb * chunk + chunk, n), i + n - gmin + 1)
+                if j0 >= j1:
+                    continue
+                i1 = i + 1
+                if i1 == n:
+                    i1 = 0
                 pi0 = xy[e, i]
                 pi1 = xy[e, i1]
                 mid_i = (pi0 + pi1) * 0.5
+                if fast and box_gap_sq(mid_i, lo_b, hi_b) >= far:
+                    continue
                 wi = wp.max(hw[e, i], hw[e, i1])
-                # only pairs whose cyclic gap lies in [gmin, n - gmin] can meet the turn-back bound
-                for j in range(wp.max(cb * chunk, i + gmin), wp.min(wp.min(cb * chunk + chunk, n), i + n - gmin + 1)):
-                    g = wp.min(j - i, n - (j - i))
-                    bound = wp.min(wi + wp.max(hw[e, j], hw[e, (j + 1) % n]) + clearance,
-                                   TWO_OVER_PI * float(g) * h - 2.0 * h)
-                    if bound <= 0.0:
-                        continue
-                    pj0 = xy[e, j]
-                    pj1 = xy[e, (j + 1) % n]
-                    # exact prefilter: segment distance >= midpoint distance - longest segment
+                j = j0
+                pj0 = xy[e, j0]
+                while j < j1:
+                    jn = j + 1
+                    if jn == n:
+                        jn = 0
+                    pj1 = xy[e, jn]
                     dm = (pj0 + pj1) * 0.5 - mid_i
-                    if wp.dot(dm, dm) >= (bound + smax) * (bound + smax):
-                        continue
-                    if seg_seg_dist(pi0, pi1, pj0, pj1) < bound:
-                        return True
+                    dd = wp.dot(dm, dm)
+                    if fast and dd >= far:
+                        skip = int(wp.min((wp.sqrt(dd) * 0.9999 - reach_far) / step * 0.9999, float(n)))
+                        if skip > 0:
+                            j = j + 1 + skip
+                            if j < j1:
+                                pj0 = xy[e, j]
+                            continue
+                    else:
+                        g = wp.min(j - i, n - (j - i))
+                        bound = wp.min(wi + wp.max(hw[e, j], hw[e, jn]) + clearance,
+                                       TWO_OVER_PI * float(g) * h - 2.0 * h)
+                        # exact prefilter: segment distance >= midpoint distance - longest segment
+                        if bound > 0.0 and dd < (bound + smax) * (bound + smax):
+                            if seg_seg_dist(pi0, pi1, pj0, pj1) < bound:
+                                return True
+                    pj0 = pj1
+                    j += 1
     return False
 
 
@@ -197,23 +274,24 @@ def track_status(
     >= R = max(min_turn_radius, max half width); no overlap (:func:`band_overlaps`). Every
     comparison is written so that a NaN fails it.
     """
-    if not all_finite(xy, hw, e, n):
+    flw = finite_length_widest(xy, hw, e, n)
+    if flw[0] == 0.0:
         return NONFINITE
-    lw = length_and_widest(xy, hw, e, n)
-    total = lw[0]
-    wmax = lw[1]
+    total = flw[1]
+    wmax = flw[2]
     if not (wp.isfinite(total) and wp.isfinite(wmax)):
         return NONFINITE    # finite points whose distances overflow float32
     status = int(0)
     if not (total >= min_length and total <= max_length):
         status = status | LENGTH
     big_r = wp.max(min_turn_radius, wmax)
-    status = status | point_status(xy, hw, e, n, size * 0.5, big_r)
+    ps = point_status(xy, hw, e, n, size * 0.5, big_r)
+    status = status | int(ps[0])
     if status != 0:
         return status
     h = total / float(n)
     gmin = wp.max(MIN_GAP, int(wp.floor(PI * big_r / h)))
-    if band_overlaps(xy, hw, e, n, h, gmin, 2.0 * wmax + clearance, clearance):
+    if band_overlaps(xy, hw, e, n, h, gmin, 2.0 * wmax + clearance, clearance, ps[1]):
         return status | OVERLAP
     return status
 
@@ -388,24 +466,34 @@ def band_kernel(
     e = wp.tid()
     if active[e] == 0:
         return
+    # each segment's vector and length is carried to the next point (computed once; the same bits)
     n = num_points
     acc = float(0.0)
+    prev = xy[e, n - 1]
+    p = xy[e, 0]
+    a = p - prev
+    la = wp.length(a)
     for i in range(n):
-        im = (i + n - 1) % n
-        ip = (i + 1) % n
-        p = xy[e, i]
-        a = p - xy[e, im]
-        b = xy[e, ip] - p
-        t = wp.normalize(xy[e, ip] - xy[e, im])
+        ip = i + 1
+        if ip == n:
+            ip = 0
+        nxt = xy[e, ip]
+        b = nxt - p
+        lb = wp.length(b)
+        t = wp.normalize(nxt - prev)
         tangent[e, i] = t
         normal[e, i] = left_normal(t)
         s_out[e, i] = acc
-        mean = 0.5 * (wp.length(a) + wp.length(b))
+        mean = 0.5 * (la + lb)
         k = float(0.0)
         if mean > 0.0:
             k = wp.atan2(a[0] * b[1] - a[1] * b[0], wp.dot(a, b)) / mean
         curvature[e, i] = k
-        acc += wp.length(b)
+        acc += lb
+        prev = p
+        p = nxt
+        a = b
+        la = lb
     length_out[e] = acc
     p0 = xy[e, 0]
     t0 = tangent[e, 0]
