@@ -186,6 +186,21 @@ def start_poses(c, rng, jitter=0.5):
     return p, q
 
 
+def pole_poses(c, rng, near=2.0, far=6.0):
+    """Poses ``near ... far`` m from a random pole of each env (pole 0 where there is none), 0.3 ... 1.5 m
+    up, turned towards it give or take a little yaw, pitch and roll."""
+    r = c.result
+    E = r.obstacle_count.shape[0]
+    k = rng.integers(0, np.maximum(r.obstacle_count.numpy(), 1))
+    p = r.obstacle_pos.numpy().astype(np.float64)[np.arange(E), k]
+    ang = rng.uniform(-np.pi, np.pi, E)
+    p += rng.uniform(near, far, (E, 1)) * np.stack([np.cos(ang), np.sin(ang), np.zeros(E)], 1)
+    p[:, 2] = rng.uniform(0.3, 1.5, E)
+    yaw = ang + np.pi + rng.normal(scale=0.15, size=E)
+    q = np.stack([quat_yaw(y, rng.normal(scale=0.1), rng.normal(scale=0.1)) for y in yaw])
+    return p, q
+
+
 def compare_images(got, want, far, tol=5e-3, frac=0.995):
     """Pixelwise within tol (relative), but for a few pixels whose ray grazes an edge."""
     close = np.abs(got - want) <= tol * np.maximum(1.0, want)
@@ -289,6 +304,10 @@ def test_track_poles_match_scene_reference(elevated):
     b.set(p, q)
     got = c.step().get("depth_camera").depth.numpy()
     compare_images(got, scene_depth(c, cam, p, q), cam.far)
+    p, q = pole_poses(c, np.random.default_rng(9))  # random poses facing a pole
+    b.set(p, q)
+    got = c.step().get("depth_camera").depth.numpy()
+    compare_images(got, scene_depth(c, cam, p, q), cam.far)
     # head-on: 2 m from pole 0's axis, level with its middle, facing it: the centre column's middle
     # rows see its side at 2 m - radius (the camera's offset ahead of the body counted)
     base, rad, hgt = r.obstacle_pos.numpy()[:, 0], r.obstacle_radius.numpy()[:, 0], r.obstacle_height.numpy()[:, 0]
@@ -302,6 +321,47 @@ def test_track_poles_match_scene_reference(elevated):
     c2.bind(position=b.pos, orientation=b.quat)
     img = c2.step().get("level").depth.numpy()
     np.testing.assert_allclose(img[:, 7, 12], 2.0 - rad, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("elevated", [False, True])
+def test_poles_only_add_to_the_track_image(elevated):
+    """The same track without poles draws as before (no pole pass; the reference); with poles every
+    image pixel and range reads the plain track's value or nearer, byte-equal where no pole is met
+    and nearer in every env; a pole stage that placed none (difficulty 0) changes nothing, byte for byte."""
+    E = 4
+    kw = dict(E=E, seeds=5, elevated=elevated)
+
+    def camera():
+        return tools.DepthCamera(24, 16, 100.0, 0.0, 25.0, offset=(0.0, 0.0, 0.1), pitch_deg=5.0, wall_height=0.4,
+                                 ring=8, grid=(3, 4))
+
+    def images(c, b, p, q):
+        b.set(p, q)
+        res = c.step()["depth_camera"]
+        return [a.numpy().copy() for a in (res.depth, res.ranges, res.grid)]
+
+    for d in (1.0, 0.0):
+        plain, bp = track_course(camera(), difficulty=d, **kw)
+        poled, bq = track_course(camera(), difficulty=d, max_obstacles=4, **kw)
+        assert plain.result.obstacle_pos.shape == (E, 0) and plain.components["depth_camera"]._obs[0] == 0
+        assert poled.components["depth_camera"]._obs[0] == 1
+        both = (plain.result.valid.numpy() != 0) & (poled.result.valid.numpy() != 0)
+        assert both.sum() >= 2
+        p, q = pole_poses(poled, np.random.default_rng(11))
+        base, seen = images(plain, bp, p, q), images(poled, bq, p, q)
+        compare_images(base[0], scene_depth(plain, plain.components["depth_camera"], p, q), 25.0)
+        if d == 0.0:
+            assert (poled.result.obstacle_count.numpy() == 0).all()
+            for a, b in zip(base, seen):
+                assert a[both].tobytes() == b[both].tobytes()
+            continue
+        assert (poled.result.obstacle_count.numpy()[both] >= 1).all()
+        for a, b in zip(base, seen):
+            assert (b[both] <= a[both]).all()
+        img, ref = seen[0][both], base[0][both]
+        assert (img < ref - 1e-3).any(axis=(1, 2)).all()  # each env sees a pole
+        met = scene_depth(poled, poled.components["depth_camera"], p, q)[both] < ref - 1e-3  # float64: a pole
+        assert (img[~met] == ref[~met]).mean() > 0.995  # but for rays grazing a pole
 
 
 def _one_gate(c, D, z=1.5, w=1.0, h=0.8, t=0.1):
@@ -396,15 +456,23 @@ def test_nonfinite_pose_is_far_in_that_env_only():
     assert np.all(cam.result.grid.numpy()[1:] == cam.far) and np.array_equal(cam.result.grid.numpy()[0], ref_grid[0])
 
 
-def test_render_mask_leaves_other_envs_untouched():
-    c, b = gate_course(E=6)
+@pytest.mark.parametrize("family", ["gates", "track_poles"])
+def test_render_mask_leaves_other_envs_untouched(family):
+    if family == "gates":
+        c, b = gate_course(E=6)
+        poses = start_poses
+    else:
+        cam = tools.DepthCamera(24, 16, 90.0, 0.0, 25.0, offset=(0.1, 0.0, 0.05), pitch_deg=5.0, ring=16, grid=(3, 4))
+        c, b = track_course(cam, E=6, seeds=5, max_obstacles=4, difficulty=1.0)
+        assert (c.result.obstacle_count.numpy() >= 1).all()
+        poses = pole_poses
     c.bind(position=b.pos, orientation=b.quat, render=b.render)
     rng = np.random.default_rng(2)
-    b.set(*start_poses(c, rng))
+    b.set(*poses(c, rng))
     before = c.step()["depth_camera"].depth.numpy().copy()
     ring_before = c.components["depth_camera"].result.ranges.numpy().copy()
     grid_before = c.components["depth_camera"].result.grid.numpy().copy()
-    p, q = start_poses(c, rng)
+    p, q = poses(c, rng)
     b.set(p, q)
     flags = np.array([1, 0, 1, 0, 0, 1], np.int32)
     b.render.assign(flags)
@@ -440,19 +508,29 @@ def test_cast_on_step_false_casts_only_on_cast():
         assert np.array_equal(getattr(lc.result, k).numpy(), getattr(cam.result, k).numpy()), k
 
 
-@pytest.mark.parametrize("family", ["gates", "track"])
+@pytest.mark.parametrize("family", ["gates", "track", "track_poles"])
 def test_replay_equals_eager_and_regeneration_needs_no_rerecording(family):
     E = 4
     if family == "gates":
         c, b = gate_course(E=E, max_obstacles=4, obstacle_count_min=2, obstacle_count_max=4)
     else:
-        cam = tools.DepthCamera(16, 12, 90.0, 0.0, 25.0, pitch_deg=10.0)
-        c, b = track_course(cam, E=E, seeds=4)
+        poles = dict(max_obstacles=4, difficulty=1.0) if family == "track_poles" else {}
+        cam = tools.DepthCamera(16, 12, 90.0, 0.0, 25.0, pitch_deg=10.0, ring=8 if poles else 0)
+        c, b = track_course(cam, E=E, seeds=4, **poles)
+        assert (c.result.obstacle_count.numpy() >= 1).all() if poles else c.result.obstacle_pos.shape[1] == 0
     rng = np.random.default_rng(6)
-    p, q = start_poses(c, rng, jitter=0.1)
-    p[:, 2] = np.maximum(p[:, 2], 0.3)
+    if family == "track_poles":  # facing a pole
+        p, q = pole_poses(c, rng)
+    else:
+        p, q = start_poses(c, rng, jitter=0.1)
+        p[:, 2] = np.maximum(p[:, 2], 0.3)
     b.set(p, q)
-    depth = c.components["depth_camera"].result.depth
+    res = c.components["depth_camera"].result
+    depth = res.depth
+
+    def snap():  # the image (and the ring's ranges) as bytes
+        return [a.numpy().tobytes() for a in (res.depth, res.ranges) if a is not None]
+
     check_component(c, names=["depth_camera"])
     replay = caller(lambda: c.step(), device="cpu")
     seen = []
@@ -460,10 +538,10 @@ def test_replay_equals_eager_and_regeneration_needs_no_rerecording(family):
         if it == 2:
             c.regenerate(advance=True)  # new courses, same recorded step
         replay()
-        replayed = depth.numpy().tobytes()
+        replayed = snap()
         c.step()
-        assert depth.numpy().tobytes() == replayed, it
-        seen.append(replayed)
+        assert snap() == replayed, it
+        seen.append(replayed[0])
     assert seen[0] == seen[1] and seen[2] != seen[1]
     mask = wp.array([0, 1, 0, 1], dtype=wp.int32, device="cpu")
     c.regenerate(mask=mask, advance=True)
