@@ -52,6 +52,18 @@ def test_suites_are_named_versioned_and_held_out():
         get_suite("nope")
 
 
+def test_suite_records_any_override_as_json():
+    """A suite whose overrides hold an event cfg (classes, functions) still writes eval.json."""
+    from track_gen_isaac.tasks.drone_race import RaceEventsCfg
+
+    suite = dataclasses.replace(SUITES["gates-v1"], env_overrides={"events": RaceEventsCfg(), "events.dynamics": None,
+                                                                    "sim.dt": 0.01, "x": (1, 2)})
+    d = json.loads(json.dumps(suite.to_dict()))
+    assert d["env_overrides"]["events.dynamics"] is None and d["env_overrides"]["sim.dt"] == 0.01
+    assert d["env_overrides"]["x"] == [1, 2] and "RaceEventsCfg" in d["env_overrides"]["events"]
+    assert d["name"] == "gates-v1" and d["family"] == "gates" and d["version"] == 1
+
+
 def test_overlapping_training_seed_warns_and_says_which(tmp_path):
     (tmp_path / "params").mkdir()
     (tmp_path / "params" / "env.yaml").write_text(

@@ -84,12 +84,28 @@ class Suite:
         return int(tail) if sep and tail.isdigit() else None
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "family": self.family, "version": self.version}
+        """The suite as JSON-safe values (``eval.json``); an override that is not plain data (an
+        event cfg, a class) is recorded by its ``repr``."""
+        d = asdict(replace(self, env_overrides={}))
+        d["env_overrides"] = {k: _plain(v) for k, v in self.env_overrides.items()}
+        return {**d, "family": self.family, "version": self.version}
 
     def line(self) -> str:
         """One line for ``--list``."""
         return (f"{self.name:<10} {self.task:<26} seed {self.seed}  {self.laps} laps or {self.time_limit_s:g} s  "
                 f"{self.description}")
+
+
+def _plain(value: object) -> object:
+    """``value`` if it is JSON data (None, bool, number, string, or lists/dicts of them), else its
+    ``repr``."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _plain(v) for k, v in value.items()}
+    return repr(value)
 
 
 SUITES: dict[str, Suite] = {s.name: s for s in (
