@@ -106,14 +106,23 @@ class course_difficulty(CourseTerm):
     lowers it by ``down``; levels stay in ``[0, max_level]``, starting at ``start``. The curriculum
     runs before the reset events, so the ``regenerate_course`` of the same reset draws the new level.
 
+    ``revisit`` (a probability, 0 by default) keeps the easier courses in the mix: at each reset an
+    env flies, with that probability, a course drawn at a uniform level in ``[0, its level]``
+    instead of at its level (the way Isaac Lab's terrain curriculum sends the robots that solve the
+    top level back to a random one). Without it a run that climbs to the top trains on the hardest
+    courses only, and can forget the easy ones. A revisit's ending does not move the env's level.
+    The draws come from a generator of their own, seeded from the env's seed: deterministic, and
+    the policy's random stream is untouched.
+
     Returns (logged as ``Curriculum/<term>/<key>``): ``mean``, ``min``, ``max`` level over all envs
     and the ``success_rate`` of the episodes that ended in this reset (NaN when none did).
     """
 
-    def check(self, up=0.1, down=0.05, laps=1, start=0.0, max_level=1.0):
-        for name, v, lo in (("up", up, 0.0), ("down", down, 0.0)):
+    def check(self, up=0.1, down=0.05, laps=1, start=0.0, max_level=1.0, revisit=0.0):
+        for name, v, lo in (("up", up, 0.0), ("down", down, 0.0), ("revisit", revisit, 0.0)):
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (lo <= float(v) <= 1.0):
-                raise ValueError(f"{name}: expected a step in [0, 1], got {v!r}")
+                raise ValueError(f"{name}: expected {'a probability' if name == 'revisit' else 'a step'} in [0, 1], "
+                                 f"got {v!r}")
         if isinstance(laps, bool) or not isinstance(laps, numbers.Integral) or laps < 1:
             raise ValueError(f"laps: expected an int >= 1, got {laps!r}")
         if isinstance(max_level, bool) or not isinstance(max_level, numbers.Real) or not 0.0 <= max_level <= 1.0:
@@ -129,15 +138,21 @@ class course_difficulty(CourseTerm):
         import warp as wp
 
         self.offset = wp.to_torch(gen.inputs[names[0]])     # [E] float32, written in place (zero copy)
+        self.level = torch.zeros_like(self.offset)          # each env's earned level
+        self.revisiting = torch.zeros_like(self.offset, dtype=torch.bool)
+        self.rng = torch.Generator(device=self.offset.device)
+        seed = getattr(self._env.cfg, "seed", None)
+        self.rng.manual_seed(0x5EED if seed is None else int(seed) & 0xFFFFFFFF)
         self._started = False
 
     def __call__(self, env, env_ids, course_name: str = "course", up: float = 0.1, down: float = 0.05,
-                 laps: int = 1, start: float = 0.0, max_level: float = 1.0):
+                 laps: int = 1, start: float = 0.0, max_level: float = 1.0, revisit: float = 0.0):
         ec = self.ec
         if not self._started:
             self._started = True
             ec.course.generator.params[self.param] = 0.0
-            self.offset.fill_(float(start))
+            self.level.fill_(float(start))
+            self.offset.copy_(self.level)
         idx = slice(None) if env_ids is None else env_ids
         if not isinstance(idx, slice):
             idx = torch.as_tensor(idx, device=env.episode_length_buf.device).to(torch.long)
@@ -146,9 +161,20 @@ class course_difficulty(CourseTerm):
         if bool(ended.any()):
             res = ec.step()
             ok = ec.torch(res.events.laps)[idx] >= int(laps)
-            level = self.offset[idx]
+            level = self.level[idx]
             new = torch.where(ok, level + float(up), level - float(down)).clamp_(0.0, float(max_level))
-            self.offset[idx] = torch.where(ended, new.to(level.dtype), level)
+            moves = ended & ~self.revisiting[idx]
+            level = torch.where(moves, new.to(level.dtype), level)
+            self.level[idx] = level
+            offset = level
+            if revisit > 0.0:
+                # every env of the reset takes its draws, so the stream does not depend on which ended
+                u = torch.rand(level.shape, generator=self.rng, device=level.device, dtype=level.dtype)
+                again = torch.rand(level.shape, generator=self.rng, device=level.device) < float(revisit)
+                again &= ended
+                offset = torch.where(again, u * level, level)
+                self.revisiting[idx] = again | (self.revisiting[idx] & ~ended)
+            self.offset[idx] = torch.where(ended, offset, self.offset[idx])
             rate = float((ok & ended).sum()) / float(ended.sum())
-        return {"mean": float(self.offset.mean()), "min": float(self.offset.min()), "max": float(self.offset.max()),
+        return {"mean": float(self.level.mean()), "min": float(self.level.min()), "max": float(self.level.max()),
                 "success_rate": rate}
