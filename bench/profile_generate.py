@@ -8,8 +8,9 @@
    validated once) against ``track_kernels.track_status`` alone on the same courses, and
    ``track_status`` with the overlap test skipped (an impossible ``min_length`` makes it return
    before the pairwise test). The same for gate courses with ``gates_status``.
-3. How many segment pairs the band self-overlap test measures per course (counted with the numpy
-   baseline's replica of the kernel's chunk culling).
+3. How many segment pairs the band self-overlap test measures per course, counted with the numpy
+   baseline's chunk culling (16-segment chunks, box test only): an upper bound on the kernel's
+   work, which uses 12-segment chunks and skips more pairs (``track_validity.band_overlaps``).
 
 Uses Program internals (``_contexts``, ``_commit_pairs``...) to time launches one by one: a
 profiling aid, not an API. Run: ``PYTHONPATH=. python bench/profile_generate.py [--envs 4096]``.

@@ -60,24 +60,57 @@ def dense_point(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, per_span: 
 
 
 @wp.func
+def closed_length(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, per_span: int) -> float:
+    """Length of a closed curve's dense polyline (``per_span`` samples per span): the sum of
+    :func:`closed_length_and_tight` without its turn test (the same operations: the same bits)."""
+    p = dense_point(ctrl, e, count, per_span, 0)
+    total = float(0.0)
+    inv = 1.0 / float(per_span)
+    for k in range(count):
+        q8 = span_coeffs(ctrl, e, count, 1, k)
+        for m in range(1, per_span + 1):
+            q = span_point(q8, float(m) * inv)
+            total += wp.length(q - p)
+            p = q
+    return total
+
+
+#: a dense turn whose radius is below this many ``min_radius`` marks its span as near-tight
+NEAR_TIGHT = wp.constant(1.15)
+
+
+@wp.func
+def span_bits(k: int, count: int) -> wp.int64:
+    """Bits of spans ``k - 1``, ``k`` and ``k + 1`` of a closed curve (spans >= 64 share bit 63)."""
+    bits = wp.int64(0)
+    for dk in range(-1, 2):
+        kk = wp.min(((k + dk) % count + count) % count, 63)
+        bits = bits | (wp.int64(1) << wp.int64(kk))
+    return bits
+
+
+@wp.func
 def closed_length_and_tight(
     ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, per_span: int, min_radius: float
-) -> wp.vec2f:
-    """(length, 1 if some discrete turn radius < ``min_radius`` else 0) of a closed curve's dense
-    polyline (``per_span`` samples per span), in one pass over the spans.
+):
+    """(length, True if some discrete turn radius < ``min_radius``, near-tight spans) of a closed
+    curve's dense polyline (``per_span`` samples per span), in one pass over the spans.
 
     ``atan2`` runs only where a cheap bound says the radius could be small: for a turn of angle
     ``ang`` <= pi/2, ``ang <= (pi/2) |sin ang|``, so the radius is at least
     ``0.5 (la + lb) la lb / ((pi/2) |a x b|)``. The pass stops at the first tight turn (the
     length is then partial: a caller rejects such a draw); with ``min_radius <= 0`` no turn is
     tight and the turn test is skipped. Each segment's vector and length is carried to the next
-    sample (the same operations: the same bits as computing it again).
+    sample (the same operations: the same bits as computing it again). The near-tight spans (bit
+    ``k``: :func:`span_bits`) are those within one span of a turn of radius below ``NEAR_TIGHT *
+    min_radius``: where a resampled line most likely turns too tight (a hint for speed only).
     """
     p_prev = dense_point(ctrl, e, count, per_span, -1)
     p = dense_point(ctrl, e, count, per_span, 0)
     a = p - p_prev
     la = wp.length(a)
     total = float(0.0)
+    near = wp.int64(0)
     check = min_radius > 0.0
     inv = 1.0 / float(per_span)
     for k in range(count):
@@ -94,11 +127,13 @@ def closed_length_and_tight(
                 if d <= 0.0 or 1.5707964 * cr * min_radius > half * la * lb:
                     ang = wp.abs(wp.atan2(a[0] * b[1] - a[1] * b[0], d))
                     if ang * min_radius > half:
-                        return wp.vec2f(total, 1.0)
+                        return total, True, near
+                    if ang * (NEAR_TIGHT * min_radius) > half:
+                        near = near | span_bits(k, count)
             p = q
             a = b
             la = lb
-    return wp.vec2f(total, 0.0)
+    return total, False, near
 
 
 @wp.func

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warp as wp
 
 from track_gen.generators import gate_shapes as S
-from track_gen.generators.curve import closed_length_and_tight, span_coeffs, span_point
+from track_gen.generators.curve import closed_length, span_coeffs, span_point
 from track_gen.generators.gate_column import COLUMN as COLUMN  # re-exported: the kernels' status bits
 from track_gen.generators.gate_column import column_status
 from track_gen.generators.status import GateStatus
@@ -349,7 +349,7 @@ def layout_kernel(
         else:
             st = S.draw_thin_loop(ctrl, e, st, num_ctrl, angle_jitter[e], d, inner)
         per_span = dense / num_ctrl
-        loop = closed_length_and_tight(ctrl, e, num_ctrl, per_span, 0.0)[0]
+        loop = closed_length(ctrl, e, num_ctrl, per_span)
         total = loop
         if closed == 0:
             total = SPRINT_FRACTION * total

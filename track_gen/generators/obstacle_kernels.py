@@ -84,6 +84,53 @@ def course_gap(p: wp.vec2f, e: int, n: int, closed: int, gpos: wp.array2d(dtype=
     return wp.min(gap, wp.length(p - wp.vec2f(start[0], start[1])))
 
 
+@wp.func
+def clear_obstacles(opos: wp.array2d(dtype=wp.vec3f), orad: wp.array2d(dtype=wp.float32),
+                    oheight: wp.array2d(dtype=wp.float32), e: int):
+    """Zero env ``e``'s pole rows (rows past the count it places stay zero)."""
+    for k in range(opos.shape[1]):
+        opos[e, k] = wp.vec3f(0.0, 0.0, 0.0)
+        orad[e, k] = 0.0
+        oheight[e, k] = 0.0
+
+
+@wp.func
+def draw_obstacle_count(seed: int, generation: int, key: int, d: float, count_min: float, count_max: float,
+                        hard_count_min: float, hard_count_max: float, cap: int):
+    """(least count, poles to place, the random stream after that draw) at difficulty ``d``: a
+    uniform count in ``[lerp(count_min, hard_count_min, d), lerp(count_max, hard_count_max, d)]``
+    (rounded), at most ``cap``; the placement draws continue on the returned stream."""
+    lo = int(wp.round(lerp(count_min, hard_count_min, d)))
+    hi = int(wp.round(lerp(count_max, hard_count_max, d)))
+    st = stream_state(seed, generation, key, 0)
+    want = lo + int(wp.randf(st) * float(hi - lo + 1))
+    want = wp.clamp(wp.min(want, hi), 0, cap)
+    return lo, want, st
+
+
+@wp.func
+def clear_of_poles(p: wp.vec2f, r: float, gap: float, opos: wp.array2d(dtype=wp.vec3f),
+                   orad: wp.array2d(dtype=wp.float32), e: int, placed: int) -> bool:
+    """True when a pole of radius ``r`` at ``p`` keeps ``gap`` from each of env ``e``'s ``placed``
+    poles (plan view; ``gap = 0``: they may touch, the comparison is the same as without it)."""
+    ok = bool(True)
+    for j in range(placed):
+        q = opos[e, j]
+        if not (wp.length(p - wp.vec2f(q[0], q[1])) >= r + orad[e, j] + gap):
+            ok = False
+    return ok
+
+
+@wp.func
+def store_obstacle_status(e: int, placed: int, status: int, ocount: wp.array(dtype=wp.int32),
+                          status_out: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32)):
+    """Write env ``e``'s pole count and status; any failure bit clears ``valid``."""
+    ocount[e] = placed
+    status_out[e] = status
+    if status != 0:
+        valid[e] = 0
+
+
 @wp.kernel
 def obstacles_kernel(
     active: wp.array(dtype=wp.int32),
@@ -123,20 +170,13 @@ def obstacles_kernel(
     if active[e] == 0:
         return
     cap = opos.shape[1]
-    for k in range(cap):
-        opos[e, k] = wp.vec3f(0.0, 0.0, 0.0)
-        orad[e, k] = 0.0
-        oheight[e, k] = 0.0
+    clear_obstacles(opos, orad, oheight, e)
     status = status_in[e]
     n = wp.clamp(gcount[e], 0, gpos.shape[1])
     placed = int(0)
     if status == 0 and n >= 2:
-        d = difficulty[e]
-        lo = int(wp.round(lerp(count_min[e], hard_count_min[e], d)))
-        hi = int(wp.round(lerp(count_max[e], hard_count_max[e], d)))
-        st = stream_state(seeds[e], generation[e], key, 0)
-        want = lo + int(wp.randf(st) * float(hi - lo + 1))
-        want = wp.clamp(wp.min(want, hi), 0, cap)
+        lo, want, st = draw_obstacle_count(seeds[e], generation[e], key, difficulty[e], count_min[e], count_max[e],
+                                           hard_count_min[e], hard_count_max[e], cap)
         half = 0.5 * arena[e]
         half_w = 0.5 * gate_width[e] + thickness[e]
         half_t = 0.5 * thickness[e]
@@ -150,10 +190,7 @@ def obstacles_kernel(
                 p = wp.vec2f(lim * (2.0 * wp.randf(st) - 1.0), lim * (2.0 * wp.randf(st) - 1.0))
                 ok = (wp.max(wp.abs(p[0]), wp.abs(p[1])) + r <= half
                       and course_gap(p, e, n, closed, gpos, gyaw, sp, start_yaw[e], half_w, half_t) >= r + c)
-                for j in range(placed):
-                    q = opos[e, j]
-                    if not (wp.length(p - wp.vec2f(q[0], q[1])) >= r + orad[e, j]):
-                        ok = False
+                ok = ok and clear_of_poles(p, r, 0.0, opos, orad, e, placed)
                 if ok:
                     opos[e, placed] = wp.vec3f(p[0], p[1], 0.0)
                     orad[e, placed] = r
@@ -164,7 +201,4 @@ def obstacles_kernel(
         # count of this difficulty makes the course invalid
         if placed < wp.min(lo, cap):
             status = status | OBSTACLE
-    ocount[e] = placed
-    status_out[e] = status
-    if status != 0:
-        valid[e] = 0
+    store_obstacle_status(e, placed, status, ocount, status_out, valid)

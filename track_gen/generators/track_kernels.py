@@ -7,293 +7,68 @@ import warp as wp
 from track_gen.generators.curve import (
     closed_length_and_tight,
     knot_curvature,
-    seg_seg_dist,
     span_coeffs,
     span_point,
 )
 from track_gen.generators import gate_shapes as SH
-from track_gen.generators.status import TrackStatus
-from track_gen.math import BIG, PI, TWO_PI, left_normal
+from track_gen.math import BIG, TWO_PI, left_normal
 from track_gen.rng import stream_state
-
-# Failure bits of ``centerline.status``: the TrackStatus flags (defined once, in status.py)
-LENGTH = wp.constant(int(TrackStatus.LENGTH))
-BOUNDS = wp.constant(int(TrackStatus.BOUNDS))
-TURN = wp.constant(int(TrackStatus.TURN))
-OVERLAP = wp.constant(int(TrackStatus.OVERLAP))
-DEGENERATE = wp.constant(int(TrackStatus.DEGENERATE))
-GROUND = wp.constant(int(TrackStatus.GROUND))
-GRADE = wp.constant(int(TrackStatus.GRADE))
-NONFINITE = wp.constant(int(TrackStatus.NONFINITE))
-OBSTACLE = wp.constant(int(TrackStatus.OBSTACLE))  # set by the obstacles stage (track_obstacle_kernels)
-MAX_CHUNKS = wp.constant(64)
-chunk_vec = wp.types.vector(length=MAX_CHUNKS, dtype=wp.float32)
-TWO_OVER_PI = wp.constant(0.6366197723675814)
-# the smallest cyclic segment gap whose turn-back bound 2 / pi * g h - 2 h is positive
-MIN_GAP = wp.constant(4)
-# A draw whose dense spline has a turn radius below this fraction of the required one is
-# redrawn before resampling (it would fail the exact TURN check anyway).
-EARLY_REJECT = wp.constant(0.9)
-# A point whose |x|, |y| plus the half width stay below this fraction of the half side has both
-# band edges inside the square (the edge offset is the unit normal, rounded, times the half width:
-# at most 1 + 5 ulp of its size), so its exact BOUNDS test is skipped.
-INSIDE = wp.constant(0.99999)
+# the status bits and track_status are re-exported: other stages and the layout kernels import them from here
+from track_gen.generators.track_validity import (  # noqa: F401
+    LENGTH,
+    BOUNDS,
+    TURN,
+    OVERLAP,
+    DEGENERATE,
+    GROUND,
+    GRADE,
+    NONFINITE,
+    OBSTACLE,
+    EARLY_REJECT,
+    turn_is_tight,
+    point_pass,
+    finish_status,
+    track_status,
+)
 
 
 @wp.func
-def finite_length_widest(xy: wp.array2d(dtype=wp.vec2f), hw: wp.array2d(dtype=wp.float32), e: int,
-                         n: int) -> wp.vec3f:
-    """(1 if every point and half width of env ``e`` is finite else 0, closed length, largest half
-    width), in one pass (the length sums the segments in index order)."""
+def flattest_knot(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int) -> int:
+    """The knot of least curvature of env ``e``'s closed spline (the first of equals)."""
+    kbest = int(0)
+    kmin = float(BIG)
+    for k in range(count):
+        kc = knot_curvature(ctrl, e, count, k)
+        if kc < kmin:
+            kmin = kc
+            kbest = k
+    return kbest
+
+
+@wp.func
+def fill_half_width(hw: wp.array2d(dtype=wp.float32), e: int, n: int, w0: float, var: float, phase1: float,
+                    phase2: float) -> wp.vec2f:
+    """Write env ``e``'s half-width profile (``w0``, or ``w0 (1 + var wave)`` with a two-harmonic
+    wave) and return (1 if every value is finite else 0, largest value): the values
+    :func:`finite_length_widest` would find, before any point is drawn."""
+    if var == 0.0:
+        for i in range(n):
+            hw[e, i] = w0
+        # what the loop below finds for a constant profile (max(max(0, w0), w0) = max(0, w0))
+        return wp.vec2f(wp.where(wp.isfinite(w0), 1.0, 0.0), wp.max(0.0, w0))
     ok = float(1.0)
-    total = float(0.0)
     wmax = float(0.0)
-    p = xy[e, 0]
     for i in range(n):
-        j = i + 1
-        if j == n:
-            j = 0
-        q = xy[e, j]
-        w = hw[e, i]
-        if not (wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(w)):
+        w = w0
+        if var != 0.0:
+            x = float(i) / float(n)
+            wave = 0.6 * wp.sin(TWO_PI * 2.0 * x + phase1) + 0.4 * wp.sin(TWO_PI * 3.0 * x + phase2)
+            w = w0 * (1.0 + var * wave)
+        hw[e, i] = w
+        if not wp.isfinite(w):
             ok = 0.0
-        total += wp.length(q - p)
         wmax = wp.max(wmax, w)
-        p = q
-    return wp.vec3f(ok, total, wmax)
-
-
-@wp.func
-def turn_is_wide(a: wp.vec2f, b: wp.vec2f, half: float, big_r: float) -> bool:
-    """True when the turn from ``a`` to ``b`` provably passes the TURN test ``|atan2(a x b, a . b)|
-    * big_r <= half``, so its ``atan2`` can be skipped.
-
-    For ``a . b > 0`` the angle is below pi/2 and at most its tangent ``|a x b| / (a . b)`` (both
-    as float32 computes them: ``atan2`` measures that very pair), so ``|a x b| big_r <= half (a .
-    b)`` settles it; the factor 1.001 covers the rounding of this test and of ``atan2`` (a few
-    ulp) many times over. A right side outside [1e-30, 1e30] (where underflow or overflow could
-    bend the test) takes the exact test."""
-    d = wp.dot(a, b)
-    rhs = half * d
-    return d > 0.0 and rhs >= 1.0e-30 and rhs <= BIG and 1.001 * wp.abs(a[0] * b[1] - a[1] * b[0]) * big_r <= rhs
-
-
-@wp.func
-def point_status(
-    xy: wp.array2d(dtype=wp.vec2f), hw: wp.array2d(dtype=wp.float32), e: int, n: int, half: float, big_r: float
-) -> wp.vec2f:
-    """(DEGENERATE, BOUNDS and TURN bits, longest segment) of env ``e``'s points: a zero-length
-    neighbour segment; a band edge outside the square of half side ``half``; a turn radius below
-    ``big_r``. One pass; each segment vector and length is computed once and carried to the next
-    point (the same operations on the same operands: the same bits), and ``atan2`` runs only
-    where :func:`turn_is_wide` cannot settle the turn test."""
-    status = int(0)
-    smax = float(0.0)
-    prev = xy[e, n - 1]
-    p = xy[e, 0]
-    a = p - prev
-    la = wp.length(a)
-    for i in range(n):
-        ip = i + 1
-        if ip == n:
-            ip = 0
-        nxt = xy[e, ip]
-        b = nxt - p
-        t = nxt - prev
-        tl = wp.length(t)
-        lb = wp.length(b)
-        smax = wp.max(smax, lb)
-        # every test is written so that NaN fails it (a NaN comparison is false)
-        if not (tl > 0.0 and la > 0.0 and lb > 0.0):
-            status = status | DEGENERATE
-        else:
-            w = hw[e, i]
-            if not (wp.max(wp.abs(p[0]), wp.abs(p[1])) + wp.abs(w) <= INSIDE * half):
-                t = t / tl
-                nrm = left_normal(t) * w
-                e1 = p + nrm
-                e2 = p - nrm
-                ext = wp.max(wp.max(wp.abs(e1[0]), wp.abs(e1[1])), wp.max(wp.abs(e2[0]), wp.abs(e2[1])))
-                if not (ext <= half):
-                    status = status | BOUNDS
-            half_ab = 0.5 * (la + lb)
-            if not turn_is_wide(a, b, half_ab, big_r):
-                ang = wp.abs(wp.atan2(a[0] * b[1] - a[1] * b[0], wp.dot(a, b)))
-                if not (ang * big_r <= half_ab):
-                    status = status | TURN
-        prev = p
-        p = nxt
-        a = b
-        la = lb
-    return wp.vec2f(float(status), smax)
-
-
-@wp.func
-def box_gap_sq(m: wp.vec2f, lo: wp.vec2f, hi: wp.vec2f) -> float:
-    """Squared distance from ``m`` to the box [lo, hi], with the operations of the midpoint test
-    of :func:`band_overlaps` (float32 rounding is monotone: every point of the box is at least
-    this far from ``m`` as that test computes it)."""
-    q = wp.vec2f(wp.max(wp.max(lo[0] - m[0], m[0] - hi[0]), 0.0), wp.max(wp.max(lo[1] - m[1], m[1] - hi[1]), 0.0))
-    return wp.dot(q, q)
-
-
-@wp.func
-def band_overlaps(
-    xy: wp.array2d(dtype=wp.vec2f),
-    hw: wp.array2d(dtype=wp.float32),
-    e: int,
-    n: int,
-    h: float,
-    gmin: int,
-    reach: float,
-    clearance: float,
-    smax: float,
-) -> bool:
-    """True when two parts of env ``e``'s band that the centerline turned back between come
-    closer than their half widths plus ``clearance``.
-
-    Segments ``i`` and ``j`` (cyclic index gap ``g``, arc distance ``g h`` with ``h`` the mean
-    spacing) overlap when their distance is below both ``need`` (the two half widths plus
-    ``clearance``) and ``2 / pi * g h - 2 h``. A curve whose turn radius is at least R never
-    brings two points closer than ``2 / pi`` times the arc between them within half a turn
-    (Schur's comparison with a circle of radius R), so only a centerline that bent back on
-    itself can meet the second bound; ``2 h`` covers the polyline's discretization. The rule
-    needs no window that grows with ``clearance``: a larger clearance only adds pairs.
-
-    Pairs closer than ``gmin`` segments (``g h < pi R``, R the turn radius bound the caller has
-    already checked) cannot meet the turn-back bound, by that same comparison: they are skipped,
-    which keeps the test as fast as a window would, without depending on ``clearance``.
-
-    Chunked: segments in at most MAX_CHUNKS chunks, chunk pairs whose bounding boxes are more
-    than ``reach`` (the largest ``need``) apart skipped; then an exact midpoint prefilter
-    (segment distance >= midpoint distance - ``smax``, the longest segment), applied first
-    against chunk ``cb``'s box for each segment ``i`` and then against ``reach`` for each pair,
-    before the pair's own bound. Every skip is one the pair's own midpoint test would make (its
-    bound is at most ``reach``; float rounding is monotone), so the answer is the same as testing
-    every pair that way."""
-    chunk = wp.max(16, (n + MAX_CHUNKS - 1) / MAX_CHUNKS)
-    nc = (n + chunk - 1) / chunk
-    lo_x = chunk_vec()
-    lo_y = chunk_vec()
-    hi_x = chunk_vec()
-    hi_y = chunk_vec()
-    for c in range(nc):
-        bl = wp.vec2f(BIG, BIG)
-        bh = wp.vec2f(-BIG, -BIG)
-        for i in range(c * chunk, wp.min(c * chunk + chunk + 1, n + 1)):
-            ii = i
-            if ii == n:
-                ii = 0
-            q = xy[e, ii]
-            bl = wp.min(bl, q)
-            bh = wp.max(bh, q)
-        lo_x[c] = bl[0]
-        lo_y[c] = bl[1]
-        hi_x[c] = bh[0]
-        hi_y[c] = bh[1]
-    far = (reach + smax) * (reach + smax)
-    # the midpoint prefilters rely on sums and squares that cannot overflow: coordinates within 1e18
-    fast = bool(True)
-    span = float(0.0)
-    for c in range(nc):
-        span = wp.max(span, wp.max(wp.max(-lo_x[c], -lo_y[c]), wp.max(hi_x[c], hi_y[c])))
-    if not (span <= 1.0e18):
-        fast = False
-    # the farthest two consecutive midpoints can be apart: half of two segments, plus their rounding
-    step = smax * 1.0001 + span * 1.0e-6
-    reach_far = wp.sqrt(far) * 1.0001
-    for ca in range(nc):
-        for cb in range(ca, nc):
-            dx = wp.max(wp.max(lo_x[ca] - hi_x[cb], lo_x[cb] - hi_x[ca]), 0.0)
-            dy = wp.max(wp.max(lo_y[ca] - hi_y[cb], lo_y[cb] - hi_y[ca]), 0.0)
-            if dx * dx + dy * dy > reach * reach:
-                continue
-            lo_b = wp.vec2f(lo_x[cb], lo_y[cb])
-            hi_b = wp.vec2f(hi_x[cb], hi_y[cb])
-            for i in range(ca * chunk, wp.min(ca * chunk + chunk, n)):
-                # only pairs whose cyclic gap lies in [gmin, n - gmin] can meet the turn-back bound
-                j0 = wp.max(cb * chunk, i + gmin)
-                j1 = wp.min(wp.min(cb * chunk + chunk, n), i + n - gmin + 1)
-                if j0 >= j1:
-                    continue
-                i1 = i + 1
-                if i1 == n:
-                    i1 = 0
-                pi0 = xy[e, i]
-                pi1 = xy[e, i1]
-                mid_i = (pi0 + pi1) * 0.5
-                if fast and box_gap_sq(mid_i, lo_b, hi_b) >= far:
-                    continue
-                wi = wp.max(hw[e, i], hw[e, i1])
-                j = j0
-                pj0 = xy[e, j0]
-                while j < j1:
-                    jn = j + 1
-                    if jn == n:
-                        jn = 0
-                    pj1 = xy[e, jn]
-                    dm = (pj0 + pj1) * 0.5 - mid_i
-                    dd = wp.dot(dm, dm)
-                    if fast and dd >= far:
-                        skip = int(wp.min((wp.sqrt(dd) * 0.9999 - reach_far) / step * 0.9999, float(n)))
-                        if skip > 0:
-                            j = j + 1 + skip
-                            if j < j1:
-                                pj0 = xy[e, j]
-                            continue
-                    else:
-                        g = wp.min(j - i, n - (j - i))
-                        bound = wp.min(wi + wp.max(hw[e, j], hw[e, jn]) + clearance,
-                                       TWO_OVER_PI * float(g) * h - 2.0 * h)
-                        # exact prefilter: segment distance >= midpoint distance - longest segment
-                        if bound > 0.0 and dd < (bound + smax) * (bound + smax):
-                            if seg_seg_dist(pi0, pi1, pj0, pj1) < bound:
-                                return True
-                    pj0 = pj1
-                    j += 1
-    return False
-
-
-@wp.func
-def track_status(
-    xy: wp.array2d(dtype=wp.vec2f),
-    hw: wp.array2d(dtype=wp.float32),
-    e: int,
-    n: int,
-    size: float,
-    min_turn_radius: float,
-    clearance: float,
-    min_length: float,
-    max_length: float,
-) -> int:
-    """Failure bits of env ``e``'s closed centerline and band (0: every constraint holds).
-
-    Constraints (the numpy checker in the tests implements the same definitions): every point,
-    half width and the length finite (else NONFINITE alone); length in [min_length,
-    max_length]; both band edges of every point inside the square; turn radius at every point
-    >= R = max(min_turn_radius, max half width); no overlap (:func:`band_overlaps`). Every
-    comparison is written so that a NaN fails it.
-    """
-    flw = finite_length_widest(xy, hw, e, n)
-    if flw[0] == 0.0:
-        return NONFINITE
-    total = flw[1]
-    wmax = flw[2]
-    if not (wp.isfinite(total) and wp.isfinite(wmax)):
-        return NONFINITE    # finite points whose distances overflow float32
-    status = int(0)
-    if not (total >= min_length and total <= max_length):
-        status = status | LENGTH
-    big_r = wp.max(min_turn_radius, wmax)
-    ps = point_status(xy, hw, e, n, size * 0.5, big_r)
-    status = status | int(ps[0])
-    if status != 0:
-        return status
-    h = total / float(n)
-    gmin = wp.max(MIN_GAP, int(wp.floor(PI * big_r / h)))
-    if band_overlaps(xy, hw, e, n, h, gmin, 2.0 * wmax + clearance, clearance, ps[1]):
-        return status | OVERLAP
-    return status
+    return wp.vec2f(ok, wmax)
 
 
 @wp.kernel
@@ -377,25 +152,23 @@ def centerline_kernel(
             ctrl[e, idx] = wp.vec2f(r * c, r * s)
         phase1 = TWO_PI * wp.randf(st)
         phase2 = TWO_PI * wp.randf(st)
-        # start at the flattest knot, so the start line sits on the straightest part of the loop
-        kbest = int(0)
-        kmin = float(BIG)
-        for k in range(num_ctrl):
-            kc = knot_curvature(ctrl, e, num_ctrl, k)
-            if kc < kmin and use_points == 0:
-                kmin = kc
-                kbest = k
         # one pass over the dense curve: its length, and an early reject of draws whose spline
         # clearly turns tighter than allowed (the exact check on the resampled line still decides)
         per_span = dense / num_ctrl
         early = float(0.0)
         if attempt < max_attempts - 1 and use_points == 0:
             early = EARLY_REJECT * wp.max(min_turn_radius[e], w0 * (1.0 + var))
-        lr = closed_length_and_tight(ctrl, e, num_ctrl, per_span, early)
-        total = lr[0]
-        if lr[1] > 0.0:
+        total, tight, near = closed_length_and_tight(ctrl, e, num_ctrl, per_span, early)
+        if tight:
             status = TURN
             continue
+        # start at the flattest knot (drawn loops), so the start line sits on the straightest part
+        kbest = int(0)
+        if use_points == 0:
+            kbest = flattest_knot(ctrl, e, num_ctrl)
+        # the half-width profile first: its largest value sets the turn radius bound R of the checks
+        flw_w = fill_half_width(hw, e, num_points, w0, var, phase1, phase2)
+        big_r = wp.max(min_turn_radius[e], flw_w[1])
         # walk the dense polyline from the start knot, emitting evenly spaced points (the gate
         # layout's place_gates walks the same way; a shared struct-based walk measured 33% slower
         # here, so this kernel keeps its walk inlined: kept long for speed)
@@ -408,6 +181,11 @@ def centerline_kernel(
         seg = wp.length(pb - pa)
         acc = float(0.0)
         m = int(0)
+        # a draw that is not the last stops at its first failing point: any failure bit rejects it
+        stop = attempt < max_attempts - 1 and use_points == 0
+        failed = bool(False)
+        prev = wp.vec2f()  # the two points before q
+        p = wp.vec2f()
         for i in range(num_points):
             target = total * float(i) / float(num_points)
             while acc + seg < target and m < dense - 1:
@@ -424,16 +202,28 @@ def centerline_kernel(
             f = float(0.0)
             if seg > 0.0:
                 f = wp.clamp((target - acc) / seg, 0.0, 1.0)
-            xy[e, i] = pa + (pb - pa) * f
-            w = w0
-            if var != 0.0:
-                x = float(i) / float(num_points)
-                wave = 0.6 * wp.sin(TWO_PI * 2.0 * x + phase1) + 0.4 * wp.sin(TWO_PI * 3.0 * x + phase2)
-                w = w0 * (1.0 + var * wave)
-            hw[e, i] = w
-        status = track_status(
-            xy, hw, e, num_points, size[e], min_turn_radius[e], clearance[e], min_length[e], max_length
-        )
+            q = pa + (pb - pa) * f
+            xy[e, i] = q
+            # in a near-tight span, a draw that is not the last stops at a turn sure to fail TURN
+            if stop and i >= 2 and (near >> wp.int64(wp.min(k, 63))) & wp.int64(1) != wp.int64(0):
+                a = p - prev
+                b = q - p
+                la = wp.length(a)
+                lb = wp.length(b)
+                if turn_is_tight(a, b, la, lb, 0.5 * (la + lb), big_r):
+                    failed = True
+                    break
+            prev = p
+            p = q
+        if failed:
+            status = TURN
+            continue
+        pts = point_pass(xy, hw, e, num_points, size[e] * 0.5, big_r, stop)
+        if stop and pts[2] != 0.0:
+            status = int(pts[2])
+            continue
+        status = finish_status(xy, hw, e, num_points, wp.vec3f(wp.min(pts[0], flw_w[0]), pts[1], flw_w[1]),
+                               int(pts[2]), pts[3], min_turn_radius[e], clearance[e], min_length[e], max_length)
         if not wp.isfinite(total):
             # a NaN / inf control point (or a spline length beyond float32) stalls the resampling
             # walk on finite points: the resampled line would look merely degenerate

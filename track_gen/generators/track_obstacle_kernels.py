@@ -26,10 +26,10 @@ from __future__ import annotations
 import warp as wp
 
 from track_gen.generators.curve import point_seg_dist
-from track_gen.generators.gate_shapes import lerp
+from track_gen.generators.obstacle_kernels import (clear_obstacles, clear_of_poles, draw_obstacle_count,
+                                                   store_obstacle_status)
 from track_gen.generators.status import TrackStatus
 from track_gen.math import BIG
-from track_gen.rng import stream_state
 
 OBSTACLE = wp.constant(int(TrackStatus.OBSTACLE))
 
@@ -109,20 +109,13 @@ def track_obstacles_kernel(
     if active[e] == 0:
         return
     cap = opos.shape[1]
-    for k in range(cap):
-        opos[e, k] = wp.vec3f(0.0, 0.0, 0.0)
-        orad[e, k] = 0.0
-        oheight[e, k] = 0.0
+    clear_obstacles(opos, orad, oheight, e)
     status = status_in[e]
     n = xy.shape[1]
     placed = int(0)
     if status == 0:
-        d = difficulty[e]
-        lo = int(wp.round(lerp(count_min[e], hard_count_min[e], d)))
-        hi = int(wp.round(lerp(count_max[e], hard_count_max[e], d)))
-        st = stream_state(seeds[e], generation[e], key, 0)
-        want = lo + int(wp.randf(st) * float(hi - lo + 1))
-        want = wp.clamp(wp.min(want, hi), 0, cap)
+        lo, want, st = draw_obstacle_count(seeds[e], generation[e], key, difficulty[e], count_min[e], count_max[e],
+                                           hard_count_min[e], hard_count_max[e], cap)
         g = gap[e]
         c = clearance[e]
         sl = xy[e, 0] + nrm[e, 0] * hw[e, 0]
@@ -145,10 +138,7 @@ def track_obstacles_kernel(
                     continue
                 p = xy[e, i] + nrm[e, i] * (side * o)
                 ok = point_seg_dist(p, sr, sl) >= r + c
-                for j in range(placed):
-                    q = opos[e, j]
-                    if not (wp.length(p - wp.vec2f(q[0], q[1])) >= r + orad[e, j] + g):
-                        ok = False
+                ok = ok and clear_of_poles(p, r, g, opos, orad, e, placed)
                 if ok:
                     b = band_gaps(p, xy, hw, nrm, e, n)
                     ok = b[2] > 0.5 and wp.min(b[0], b[1]) >= r and wp.max(b[0], b[1]) - r >= g
@@ -165,7 +155,4 @@ def track_obstacles_kernel(
         # this difficulty makes the track invalid
         if placed < wp.min(lo, cap):
             status = status | OBSTACLE
-    ocount[e] = placed
-    status_out[e] = status
-    if status != 0:
-        valid[e] = 0
+    store_obstacle_status(e, placed, status, ocount, status_out, valid)
