@@ -54,6 +54,28 @@ def test_racer_tasks_are_registered_beside_the_others():
     assert agents.drone_race_ppo().experiment_name == "trackgen_drone_race"
 
 
+def test_racer_crash_term_is_the_gate_tasks_at_twice_the_weight():
+    from track_gen_isaac.tasks.drone_race import RaceRewardsCfg
+    from track_gen_isaac.tasks.drone_racing import GatesRewardsCfg
+
+    race, gates = RaceRewardsCfg().crash, GatesRewardsCfg().crash
+    assert race.weight == -500.0 == 2 * gates.weight
+    assert race.func is gates.func and race.params == gates.params
+
+
+def test_main_job_iteration_budget_per_task_and_device():
+    from track_gen_isaac.main_job import CPU_DEFAULTS, GPU_DEFAULTS, default_iterations
+
+    for tid in ("TrackGen-Drone-Gates-Race-v0", "TrackGen-Drone-Gates-Race-Warp-v0",
+                "TrackGen-Drone-Gates-Race-Play-v0"):
+        assert default_iterations(tid, "cpu") == 700
+        assert default_iterations(tid, "cuda:0") == GPU_DEFAULTS["max_iterations"]
+    # the other families (the curriculum racer included) keep the shared budget
+    for tid in ("TrackGen-Drone-Gates-v0", "TrackGen-Drone-Track-Warp-v0", "TrackGen-Drone-Gates-Race-Curriculum-v0",
+                "TrackGen-Drone-Gates-Depth-v0", "MyLab-Other-v1"):
+        assert default_iterations(tid, "cpu") == CPU_DEFAULTS["max_iterations"]
+
+
 def test_runner_cfg_follows_the_toml_and_the_default_device(tmp_path, monkeypatch):
     from track_gen_isaac.tasks import agents
 

@@ -17,8 +17,10 @@ way drone-racing policies that transfer to real drones are trained (Song et al. 
                                                             time-optimal objective of Song et al.)
   gate      ``checkpoint_passed``                  250      5 per gate passed (250 x 0.02 s)
   lap       ``lap_completed``                      500      10 per lap
-  crash     ``is_terminated_term`` (failures)      -250     -5 once, when a failure ends the episode (gate frame,
-                                                            missed gate, 2.5 m off course, altitude)
+  crash     ``is_terminated_term`` (failures)      -500     -10 once, when a failure ends the episode (gate
+                                                            frame, missed gate, 2.5 m off course, altitude);
+                                                            twice the gate task's: at -250 the 700-iteration
+                                                            runs trade completion for speed (docs, seed study)
   rates     ``body_rate_l2``                       -0.05    smooth flight: -0.001 per (rad/s)^2 per step
   ========  =====================================  =======  ====================================================
 
@@ -69,10 +71,11 @@ class RaceObsCfg:
 
 @configclass
 class RaceRewardsCfg(GatesRewardsCfg):
-    """The gate task's gate, lap, crash and body-rate terms; progress as a rate (1 per metre,
-    independent of the control step) instead of a per-step delta."""
+    """The gate task's gate, lap and body-rate terms; progress as a rate (1 per metre,
+    independent of the control step) instead of a per-step delta; a crash costs twice as much."""
 
     progress = RewTerm(func=mdp.progress_rate, weight=1.0, params={"clip": 25.0})
+    crash = GatesRewardsCfg().crash.replace(weight=-500.0)
 
 
 @configclass
