@@ -200,6 +200,7 @@ def test_play_variant_flies_the_centre_plant():
 
 def test_ideal_plant_and_overrides():
     from track_gen_isaac.evaluate.rollout import apply_overrides
+    from track_gen_isaac.tasks.drone_race import BODY_OVERRIDES
     from track_gen_isaac.tasks.race_eval import racer_suite
 
     suite = racer_suite("ideal")
@@ -207,7 +208,9 @@ def test_ideal_plant_and_overrides():
     cfg = _cfg(suite.task, 4)
     apply_overrides(cfg, suite.env_overrides)
     assert cfg.events.dynamics is None and cfg.events.place is not None
-    assert racer_suite("randomized").task == "TrackGen-Drone-Gates-Race-v0" and racer_suite().env_overrides == {}
+    assert racer_suite().env_overrides == {}
+    randomized = racer_suite("randomized")  # the training cfg flying the body's own box
+    assert randomized.task == "TrackGen-Drone-Gates-Race-v0" and randomized.env_overrides == BODY_OVERRIDES
     with pytest.raises(ValueError, match="'events.nothing' is not an attribute"):
         apply_overrides(cfg, {"events.nothing": 1})
     with pytest.raises(ValueError, match="'nothing.at.all' is not an attribute"):
@@ -233,6 +236,29 @@ def test_ideal_plant_and_overrides():
     assert racer_suite("ideal", layout=path).env_overrides == {"events.dynamics": None}
     with pytest.raises(ValueError, match="give one of them"):
         racer_suite("centre", suite="gates-v1", layout=path)
+
+
+def test_safety_margin_in_training_only(env):
+    """Training collides with the body grown by SAFETY_MARGIN on every side (the env's course
+    arrays hold it); the -Play env and the randomized evaluation fly the body's own box."""
+    from track_gen_isaac.env_course import get_course
+    from track_gen_isaac.evaluate.rollout import apply_overrides
+    from track_gen_isaac.quadrotor import CRAZYFLIE
+    from track_gen_isaac.tasks.drone_race import BODY_OVERRIDES, SAFETY_MARGIN, with_margin
+
+    body = (0.5 * CRAZYFLIE.size[0], 0.5 * CRAZYFLIE.size[1], 0.5 * CRAZYFLIE.size[2])
+    grown = np.array([b + SAFETY_MARGIN for b in body], np.float32)
+    ec = get_course(env)
+    np.testing.assert_array_equal(ec.half_extents.numpy(), np.tile(grown[:2], (env.num_envs, 1)))
+    assert ec.cfg.half_height == pytest.approx(grown[2]) and SAFETY_MARGIN > 0
+    play = _cfg("TrackGen-Drone-Gates-Race-Play-v0", 4)
+    assert play.course.half_extents == body[:2] and play.course.half_height == body[2]
+    assert play.course.debug_vis and play.course.collision == "frame"  # the rest of the -Play course kept
+    train = _cfg("TrackGen-Drone-Gates-Race-v0", 4)
+    apply_overrides(train, BODY_OVERRIDES)
+    assert train.course.half_extents == body[:2] and train.course.half_height == body[2]
+    back = with_margin(with_margin(play.course, 0.25), -0.25)
+    assert back.half_extents == pytest.approx(body[:2]) and back.half_height == pytest.approx(body[2])
 
 
 def test_curriculum_racer_is_the_racer_on_the_curriculum_courses():

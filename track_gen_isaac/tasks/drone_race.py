@@ -48,15 +48,30 @@ from isaaclab.managers import RewardTermCfg as RewTerm
 from isaaclab.utils import configclass
 
 from track_gen_isaac import mdp
-from track_gen_isaac.tasks.drone_racing import DroneGatesEnvCfg, GatesEventsCfg, GatesRewardsCfg, _to_play
+from track_gen_isaac.course_cfg import CourseCfg
+from track_gen_isaac.tasks.drone_racing import (_HALF, _HALF_HEIGHT, DroneGatesEnvCfg, GatesEventsCfg, GatesRewardsCfg,
+                                                _to_play)
 
-__all__ = ["DroneGatesRaceEnvCfg", "DroneGatesRaceEnvCfg_PLAY", "STATE_NOISE", "GATE_NOISE", "centre_plant",
-           "ideal_plant", "IDEAL_OVERRIDES"]
+__all__ = ["DroneGatesRaceEnvCfg", "DroneGatesRaceEnvCfg_PLAY", "STATE_NOISE", "GATE_NOISE", "SAFETY_MARGIN",
+           "with_margin", "centre_plant", "ideal_plant", "IDEAL_OVERRIDES", "BODY_OVERRIDES"]
 
 #: racer_state noise stds: (velocity [m/s], attitude [rotation-matrix entries], rates [rad/s], height [m])
 STATE_NOISE = (0.05, 0.01, 0.05, 0.02)
 #: gate position noise std [m]
 GATE_NOISE = 0.03
+#: clearance [m] the racer's training adds to the body's box on every side for the gate-frame
+#: collision: a frame hit within 5 cm of the body ends the training episode, so the policy learns
+#: to leave that room (every failure of the 700-iteration racer without it was a frame hit). The
+#: ``-Play`` env and every evaluation fly the body itself (:data:`BODY_OVERRIDES`).
+SAFETY_MARGIN = 0.05
+#: the env-cfg overrides (a suite's ``env_overrides``) that give a racer cfg the body's own box
+BODY_OVERRIDES = {"course.half_extents": _HALF, "course.half_height": _HALF_HEIGHT}
+
+
+def with_margin(course: CourseCfg, margin: float) -> CourseCfg:
+    """A copy of ``course`` whose collision box is ``margin`` [m] larger on every side."""
+    hx, hy = course.half_extents
+    return course.replace(half_extents=(hx + margin, hy + margin), half_height=course.half_height + margin)
 
 
 @configclass
@@ -88,11 +103,13 @@ class RaceEventsCfg:
 
 @configclass
 class DroneGatesRaceEnvCfg(DroneGatesEnvCfg):
-    """Race a loop of gates from body-frame observations, progress-rate reward, randomized dynamics."""
+    """Race a loop of gates from body-frame observations, progress-rate reward, randomized dynamics,
+    a safety margin around the body."""
 
     observations: RaceObsCfg = RaceObsCfg()
     rewards: RaceRewardsCfg = RaceRewardsCfg()
     events: RaceEventsCfg = RaceEventsCfg()
+    course: CourseCfg = with_margin(DroneGatesEnvCfg().course, SAFETY_MARGIN)
 
 
 def _noise_free(cfg: DroneGatesRaceEnvCfg) -> None:
@@ -133,9 +150,11 @@ def ideal_plant(cfg: DroneGatesRaceEnvCfg) -> None:
 
 @configclass
 class DroneGatesRaceEnvCfg_PLAY(DroneGatesRaceEnvCfg):
-    """Fewer envs, longer episodes, every episode from the course start, the centre plant."""
+    """Fewer envs, longer episodes, every episode from the course start, the centre plant, the body's
+    own box (no safety margin)."""
 
     def __post_init__(self):
         super().__post_init__()
         _to_play(self)
         centre_plant(self)
+        self.course = self.course.replace(half_extents=_HALF, half_height=_HALF_HEIGHT)

@@ -38,12 +38,13 @@ def racer_suite(dynamics: str = "centre", task: str = RACE_TASK, suite: str | No
     centre plant; ``suite``: that suite's courses instead, e.g. ``gates-hard-v1``; ``layout``: a
     real layout file's suite, :func:`~track_gen_isaac.evaluate.layout_suite.layout_suite`, flown
     by the racer's ``-Play`` env instead of the gate task's); ``randomized``: the same courses
-    flown with the training cfg; ``ideal``: the ``-Play`` env without its randomization event (the
-    model as the gate task flies it)."""
+    flown with the training cfg (with the body's own box, not the training's safety margin);
+    ``ideal``: the ``-Play`` env without its randomization event (the model as the gate task
+    flies it)."""
     from track_gen_isaac.evaluate import get_suite, suite_of_task
     from track_gen_isaac.evaluate.layout_suite import layout_suite
     from track_gen_isaac.main_job import play_task_of
-    from track_gen_isaac.tasks.drone_race import IDEAL_OVERRIDES
+    from track_gen_isaac.tasks.drone_race import BODY_OVERRIDES, IDEAL_OVERRIDES
 
     if dynamics not in DYNAMICS:
         raise ValueError(f"dynamics: expected one of {DYNAMICS}, got {dynamics!r}")
@@ -55,8 +56,8 @@ def racer_suite(dynamics: str = "centre", task: str = RACE_TASK, suite: str | No
         suite = suite_of_task(task)
     else:
         suite = dataclasses.replace(get_suite(suite), task=play_task_of(task))
-    if dynamics == "randomized":
-        return dataclasses.replace(suite, task=task)
+    if dynamics == "randomized":  # the training cfg, but the body's own box (not its safety margin)
+        return dataclasses.replace(suite, task=task, env_overrides={**suite.env_overrides, **BODY_OVERRIDES})
     return dataclasses.replace(suite, env_overrides=dict(IDEAL_OVERRIDES)) if dynamics == "ideal" else suite
 
 
