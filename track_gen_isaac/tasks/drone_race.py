@@ -29,6 +29,8 @@ way drone-racing policies that transfer to real drones are trained (Song et al. 
   x[0.85, 1.15], motor time constant [20, 50] ms, linear drag [0, 0.01] N s/m per axis, action
   latency 0-2 steps (reasons in :mod:`track_gen_isaac.mdp.randomization`); observation noise
   (std): velocity 0.05 m/s, attitude 0.01, rates 0.05 rad/s, height 0.02 m, gate positions 0.03 m.
+* **a safety margin**: training tests gate-frame collisions with the body grown by
+  :data:`SAFETY_MARGIN` (5 cm) on every side; the ``-Play`` env and evaluations fly the body itself.
 
 ``TrackGen-Drone-Gates-Race-Play-v0`` flies the **centre plant** (:func:`centre_plant`): the drone
 at the centre of what is randomized -- the model's own mass, inertia, coefficients and motor time
