@@ -66,10 +66,9 @@ def test_racer_crash_term_is_the_gate_tasks_at_twice_the_weight():
 def test_main_job_iteration_budget_per_task_and_device():
     from track_gen_isaac.main_job import CPU_DEFAULTS, GPU_DEFAULTS, default_iterations
 
-    for tid, cpu in (("TrackGen-Drone-Gates-Race-v0", 900), ("TrackGen-Drone-Gates-Race-Warp-v0", 900),
-                     ("TrackGen-Drone-Gates-Race-Play-v0", 900), ("TrackGen-Drone-Gates-Race-Curriculum-v0", 700),
-                     ("TrackGen-Drone-Gates-Race-Curriculum-Warp-v0", 700)):
-        assert default_iterations(tid, "cpu") == cpu
+    for tid in ("TrackGen-Drone-Gates-Race-v0", "TrackGen-Drone-Gates-Race-Warp-v0", "TrackGen-Drone-Gates-Race-Play-v0",
+                "TrackGen-Drone-Gates-Race-Curriculum-v0", "TrackGen-Drone-Gates-Race-Curriculum-Warp-v0"):
+        assert default_iterations(tid, "cpu") == 900
         assert default_iterations(tid, "cuda:0") == GPU_DEFAULTS["max_iterations"]
     # the other families keep the shared budget
     for tid in ("TrackGen-Drone-Gates-v0", "TrackGen-Drone-Track-Warp-v0", "TrackGen-Drone-Gates-Curriculum-v0",

@@ -263,17 +263,23 @@ def test_safety_margin_in_training_only(env):
 
 def test_curriculum_racer_is_the_racer_on_the_curriculum_courses():
     from track_gen_isaac.mdp.randomization import RANGES
+    from track_gen_isaac.tasks.drone_race import SAFETY_MARGIN, with_margin
 
     race, cur = _cfg(), _cfg("TrackGen-Drone-Gates-Race-Curriculum-v0")
     gates_cur = _cfg("TrackGen-Drone-Gates-Curriculum-v0")
     assert cur.observations.to_dict() == race.observations.to_dict()
     assert cur.rewards.to_dict() == race.rewards.to_dict()
     assert cur.events.dynamics is not None and cur.events.dynamics.params == {}  # the training ranges
-    assert cur.course.to_dict() == gates_cur.course.to_dict() and cur.course.to_dict()["generator"]["max_obstacles"] == 4
+    # the curriculum task's courses with the racer's safety margin in training, the body's box in -Play
+    assert cur.course.to_dict() == with_margin(gates_cur.course, SAFETY_MARGIN).to_dict()
+    assert cur.course.to_dict()["generator"]["max_obstacles"] == 4
     assert cur.curriculum.to_dict() == gates_cur.curriculum.to_dict()
     assert cur.terminations.altitude.params["max_height"] == 7.0
     play = _cfg("TrackGen-Drone-Gates-Race-Curriculum-Play-v0")
     assert play.events.dynamics.params["linear_drag"] == (0.005, 0.005) and play.episode_length_s == 30.0
+    assert (play.course.half_extents, play.course.half_height) == (gates_cur.course.half_extents,
+                                                                   gates_cur.course.half_height)
+    assert play.course.generator == gates_cur.course.generator and play.course.debug_vis
     assert RANGES["linear_drag"] == (0.0, 0.01)
 
 
