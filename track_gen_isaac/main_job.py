@@ -139,6 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval_courses", type=int, default=64,
                     help="held-out courses of the benchmark suite flown after training (0: skip)")
     args, extra = ap.parse_known_args(argv)
+    # refuse bad sizes before a training run, not after it
+    for flag, lo in (("num_envs", 1), ("max_iterations", 1), ("play_steps", 1), ("play_envs", 1), ("eval_courses", 0)):
+        v = getattr(args, flag)
+        if v is not None and v < lo:
+            ap.error(f"--{flag}: expected an integer >= {lo}, got {v}")
 
     device = args.device or default_device()
     defaults = GPU_DEFAULTS if device.startswith("cuda") else CPU_DEFAULTS

@@ -63,6 +63,18 @@ def test_racer_crash_term_is_the_gate_tasks_at_twice_the_weight():
     assert race.func is gates.func and race.params == gates.params
 
 
+@pytest.mark.parametrize("flag, value", [("--play_steps", "0"), ("--play_envs", "0"), ("--num_envs", "-4"),
+                                         ("--max_iterations", "0"), ("--eval_courses", "-1")])
+def test_main_job_refuses_bad_sizes_before_training(flag, value, capsys):
+    from track_gen_isaac.main_job import main
+
+    with pytest.raises(SystemExit) as exc:  # argparse's error exit, before any `isaaclab train`
+        main(["--task", "TrackGen-Drone-Gates-v0", flag, value])
+    assert exc.value.code == 2
+    out = capsys.readouterr()
+    assert f"{flag}: expected an integer >=" in out.err and "[main]" not in out.out
+
+
 def test_main_job_iteration_budget_per_task_and_device():
     from track_gen_isaac.main_job import CPU_DEFAULTS, GPU_DEFAULTS, default_iterations
 
