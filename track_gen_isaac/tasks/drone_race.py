@@ -55,7 +55,7 @@ from track_gen_isaac.tasks.drone_racing import (_HALF, _HALF_HEIGHT, DroneGatesE
                                                 _to_play)
 
 __all__ = ["DroneGatesRaceEnvCfg", "DroneGatesRaceEnvCfg_PLAY", "STATE_NOISE", "GATE_NOISE", "SAFETY_MARGIN",
-           "with_margin", "centre_plant", "ideal_plant", "IDEAL_OVERRIDES", "BODY_OVERRIDES"]
+           "with_margin", "body_box", "centre_plant", "ideal_plant", "IDEAL_OVERRIDES", "BODY_OVERRIDES"]
 
 #: racer_state noise stds: (velocity [m/s], attitude [rotation-matrix entries], rates [rad/s], height [m])
 STATE_NOISE = (0.05, 0.01, 0.05, 0.02)
@@ -74,6 +74,13 @@ def with_margin(course: CourseCfg, margin: float) -> CourseCfg:
     """A copy of ``course`` whose collision box is ``margin`` [m] larger on every side."""
     hx, hy = course.half_extents
     return course.replace(half_extents=(hx + margin, hy + margin), half_height=course.half_height + margin)
+
+
+def body_box(cfg: DroneGatesEnvCfg) -> None:
+    """Give ``cfg``'s course the body's own collision box, without the training's safety margin
+    (the ``-Play`` envs; set directly, since undoing :func:`with_margin` in floats would not give
+    back the same bits)."""
+    cfg.course = cfg.course.replace(half_extents=_HALF, half_height=_HALF_HEIGHT)
 
 
 @configclass
@@ -160,4 +167,4 @@ class DroneGatesRaceEnvCfg_PLAY(DroneGatesRaceEnvCfg):
         super().__post_init__()
         _to_play(self)
         centre_plant(self)
-        self.course = self.course.replace(half_extents=_HALF, half_height=_HALF_HEIGHT)
+        body_box(self)

@@ -19,8 +19,8 @@ from isaaclab.utils import configclass
 
 from track_gen_isaac.course_cfg import CourseCfg
 from track_gen_isaac.tasks.drone_gates_curriculum import CurriculumCfg, CurriculumTerminationsCfg, DroneGatesCurriculumEnvCfg
-from track_gen_isaac.tasks.drone_race import SAFETY_MARGIN, DroneGatesRaceEnvCfg, centre_plant, with_margin
-from track_gen_isaac.tasks.drone_racing import _HALF, _HALF_HEIGHT, _to_play
+from track_gen_isaac.tasks.drone_race import SAFETY_MARGIN, DroneGatesRaceEnvCfg, body_box, centre_plant, with_margin
+from track_gen_isaac.tasks.drone_racing import _to_play
 
 __all__ = ["DroneGatesRaceCurriculumEnvCfg", "DroneGatesRaceCurriculumEnvCfg_PLAY"]
 
@@ -44,4 +44,4 @@ class DroneGatesRaceCurriculumEnvCfg_PLAY(DroneGatesRaceCurriculumEnvCfg):
         super().__post_init__()
         _to_play(self)
         centre_plant(self)
-        self.course = self.course.replace(half_extents=_HALF, half_height=_HALF_HEIGHT)
+        body_box(self)
