@@ -13,7 +13,7 @@ from track_gen.tools._common import box_dist2, chunking, largest_size, resolutio
 from track_gen.tools.collision.band_sdf import MARGIN, launch_bake, launch_sdf_step
 from track_gen.tools.collision.edges import (band_inward_normal, band_sign, chunk_range, edge_pt, launch_edges,
                                              nearest_chunk, seg_point)
-from track_gen.tools.collision.pose import CollisionBase, body_pose, write, write_nan, write_none
+from track_gen.tools.collision.pose import BodyBox, CollisionBase, ContactRows, open_row, write
 from track_gen.tools.component import check_name as _name
 
 __all__ = ["BandCollision"]
@@ -185,27 +185,20 @@ def _bound5(b: _vec5f, bsep: float) -> float:
 
 
 @wp.kernel
-def _band_segments_kernel(valid: wp.array(dtype=wp.int32), left: wp.array2d(dtype=wp.vec2f),
+def _band_segments_kernel(K: int, C: int,
+                          valid: wp.array(dtype=wp.int32), left: wp.array2d(dtype=wp.vec2f),
                           right: wp.array2d(dtype=wp.vec2f), nrm: wp.array2d(dtype=wp.vec2f),
-                          boxes: wp.array2d(dtype=wp.vec4f), K: int, C: int, pos: wp.array(dtype=wp.vec3f),
-                          origin: wp.array(dtype=wp.vec3f), has_origin: int, quat: wp.array(dtype=wp.quatf),
-                          ext: wp.array(dtype=wp.vec2f),
-                          hit_out: wp.array(dtype=wp.int32), depth_out: wp.array(dtype=wp.float32),
-                          clearance_out: wp.array(dtype=wp.float32), normal_out: wp.array(dtype=wp.vec3f),
-                          index_out: wp.array(dtype=wp.int32)):
+                          boxes: wp.array2d(dtype=wp.vec4f), body: BodyBox,
+                          contacts_out: ContactRows):
     e = wp.tid()
-    if valid[e] == 0:
-        write_none(e, hit_out, depth_out, clearance_out, normal_out, index_out)
-        return
-    ok, p3, c, u, v, ha, hb = body_pose(e, pos, origin, has_origin, quat, ext)
-    if not ok:
-        write_nan(e, hit_out, depth_out, clearance_out, normal_out, index_out)
+    go, p3, c, u, v, ha, hb = open_row(e, valid[e] != 0, body, contacts_out)
+    if not go:
         return
     N = left.shape[1]
     rho = wp.sqrt(ha * ha + hb * hb)
     clear, cl0, g = _band_clear(c, u, v, ha, hb, rho, left, right, boxes, e, N, K, C)
     if clear:
-        write(e, hit_out, depth_out, clearance_out, normal_out, index_out, cl0, band_inward_normal(nrm, e, N, g), g)
+        write(e, contacts_out, cl0, band_inward_normal(nrm, e, N, g), g)
         return
     # touching or outside: the full path. Per query point q (0 the centre, 1 ... 4 the corners,
     # see query_point): its nearest segment bg[q], distance bd[q] and closest-point parameter bt[q]
@@ -283,7 +276,7 @@ def _band_segments_kernel(valid: wp.array(dtype=wp.int32), left: wp.array2d(dtyp
             dep = bin_
             idx = gin
         cl = 0.0 - dep
-    write(e, hit_out, depth_out, clearance_out, normal_out, index_out, cl, band_inward_normal(nrm, e, N, idx), idx)
+    write(e, contacts_out, cl, band_inward_normal(nrm, e, N, idx), idx)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -438,8 +431,8 @@ class BandCollision(CollisionBase):
             return
         r = ctx.result
         wp.launch(_band_segments_kernel, dim=ctx.num_envs, device=ctx.device,
-                  inputs=[r.valid, self.left, self.right, r.normal, self.boxes, self._K, self._C, *self._pose()],
-                  outputs=self._outputs())
+                  inputs=[self._K, self._C, r.valid, self.left, self.right, r.normal, self.boxes, self._pose()],
+                  outputs=[self._outputs()])
 
     def __repr__(self) -> str:
         return f"BandCollision(mode={self.mode!r}, name={self.name!r})"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import warp as wp
 
 from track_gen.tools.collision.edges import band_inward_normal, band_sign, nearest_segment
-from track_gen.tools.collision.pose import body_pose, write, write_nan, write_none
+from track_gen.tools.collision.pose import BodyBox, ContactRows, open_row, write
 
 __all__ = ["MARGIN", "SIDE_PIECES", "launch_bake", "launch_sdf_step"]
 
@@ -96,20 +96,13 @@ def _grid_lookup(grid: wp.array3d(dtype=wp.float32), e: int, x0: float, cell: fl
 
 
 @wp.kernel
-def _band_sdf_kernel(valid: wp.array(dtype=wp.int32), grid: wp.array3d(dtype=wp.float32),
-                     gidx: wp.array3d(dtype=wp.int16), nrm: wp.array2d(dtype=wp.vec2f), x0: float, cell: float,
-                     max_side: int, pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f),
-                     has_origin: int, quat: wp.array(dtype=wp.quatf), ext: wp.array(dtype=wp.vec2f),
-                     hit_out: wp.array(dtype=wp.int32), depth_out: wp.array(dtype=wp.float32),
-                     clearance_out: wp.array(dtype=wp.float32), normal_out: wp.array(dtype=wp.vec3f),
-                     index_out: wp.array(dtype=wp.int32)):
+def _band_sdf_kernel(x0: float, cell: float, max_side: int,
+                     valid: wp.array(dtype=wp.int32), grid: wp.array3d(dtype=wp.float32),
+                     gidx: wp.array3d(dtype=wp.int16), nrm: wp.array2d(dtype=wp.vec2f), body: BodyBox,
+                     contacts_out: ContactRows):
     e = wp.tid()
-    if valid[e] == 0:
-        write_none(e, hit_out, depth_out, clearance_out, normal_out, index_out)
-        return
-    ok, p3, c, u, v, ha, hb = body_pose(e, pos, origin, has_origin, quat, ext)
-    if not ok:
-        write_nan(e, hit_out, depth_out, clearance_out, normal_out, index_out)
+    go, p3, c, u, v, ha, hb = open_row(e, valid[e] != 0, body, contacts_out)
+    if not go:
         return
     best, bgrad, br, bc = _grid_lookup(grid, e, x0, cell, c)
     # the boundary, walked counter-clockwise from corner (+a, +b): each side cut into pieces of
@@ -148,13 +141,13 @@ def _band_sdf_kernel(valid: wp.array(dtype=wp.int32), grid: wp.array3d(dtype=wp.
         n3 = wp.vec3f(bgrad[0] / lg, bgrad[1] / lg, 0.0)
     elif idx >= 0:
         n3 = band_inward_normal(nrm, e, nrm.shape[1], idx)
-    write(e, hit_out, depth_out, clearance_out, normal_out, index_out, best, n3, idx)
+    write(e, contacts_out, best, n3, idx)
 
 
 def launch_sdf_step(ctx, comp) -> None:
     """One ``"sdf"`` step of the BandCollision ``comp`` for every env."""
     r = ctx.result
     wp.launch(_band_sdf_kernel, dim=ctx.num_envs, device=ctx.device,
-              inputs=[r.valid, comp.grid, comp.grid_index, r.normal, comp.origin, comp.cell, SIDE_PIECES,
-                      *comp._pose()],
-              outputs=comp._outputs())
+              inputs=[comp.origin, comp.cell, SIDE_PIECES, r.valid, comp.grid, comp.grid_index, r.normal,
+                      comp._pose()],
+              outputs=[comp._outputs()])

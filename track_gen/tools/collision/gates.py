@@ -7,7 +7,7 @@ import warp as wp
 
 from track_gen.math import BIG, unit_lateral_xy
 from track_gen.tools._common import gates_in_use, real
-from track_gen.tools.collision.pose import CollisionBase, body_pose, prism_gap, write, write_nan, write_none
+from track_gen.tools.collision.pose import BodyBox, CollisionBase, ContactRows, open_row, prism_gap, write
 from track_gen.tools.component import check_name as _name
 
 __all__ = ["DiscCollision", "FrameCollision"]
@@ -39,20 +39,14 @@ def _disc_posts_kernel(mask: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.
 
 
 @wp.kernel
-def _disc_kernel(valid: wp.array(dtype=wp.int32), posts: wp.array2d(dtype=wp.vec2f), count: wp.array(dtype=wp.int32),
-                 radius: float, pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
-                 quat: wp.array(dtype=wp.quatf), ext: wp.array(dtype=wp.vec2f),
-                 hit_out: wp.array(dtype=wp.int32), depth_out: wp.array(dtype=wp.float32),
-                 clearance_out: wp.array(dtype=wp.float32), normal_out: wp.array(dtype=wp.vec3f),
-                 index_out: wp.array(dtype=wp.int32)):
+def _disc_kernel(radius: float,
+                 valid: wp.array(dtype=wp.int32), posts: wp.array2d(dtype=wp.vec2f), count: wp.array(dtype=wp.int32),
+                 body: BodyBox,
+                 contacts_out: ContactRows):
     e = wp.tid()
     G = gates_in_use(valid[e], count[e], posts.shape[1] // 2)
-    if G <= 0:
-        write_none(e, hit_out, depth_out, clearance_out, normal_out, index_out)
-        return
-    ok, p3, c, u, v, ha, hb = body_pose(e, pos, origin, has_origin, quat, ext)
-    if not ok:
-        write_nan(e, hit_out, depth_out, clearance_out, normal_out, index_out)
+    go, p3, c, u, v, ha, hb = open_row(e, G > 0, body, contacts_out)
+    if not go:
         return
     # |pc - c| - rho <= sd_rect(pc) <= |pc - c|: a post whose centre lies farther than the
     # nearest centre plus the half-diagonal rho cannot be the nearest post; skip it (a relative
@@ -87,7 +81,7 @@ def _disc_kernel(valid: wp.array(dtype=wp.int32), posts: wp.array2d(dtype=wp.vec
             else:
                 nb = wp.vec2f(0.0, -wp.where(pl[1] < 0.0, -1.0, 1.0))
             bn = nb[0] * u + nb[1] * v
-    write(e, hit_out, depth_out, clearance_out, normal_out, index_out, best, wp.vec3f(bn[0], bn[1], 0.0), bidx)
+    write(e, contacts_out, best, wp.vec3f(bn[0], bn[1], 0.0), bidx)
 
 
 class DiscCollision(CollisionBase):
@@ -143,8 +137,8 @@ class DiscCollision(CollisionBase):
     def step(self, ctx) -> None:
         r = ctx.result
         wp.launch(_disc_kernel, dim=ctx.num_envs, device=ctx.device,
-                  inputs=[r.valid, self.posts, r.count, self.radius, *self._pose()],
-                  outputs=self._outputs())
+                  inputs=[self.radius, r.valid, self.posts, r.count, self._pose()],
+                  outputs=[self._outputs()])
 
     def __repr__(self) -> str:
         return f"DiscCollision(radius={self.radius:g}, name={self.name!r})"
@@ -215,23 +209,16 @@ def _rect_rect(ca: wp.vec2f, ua: wp.vec2f, va: wp.vec2f, ha: float, hb: float,
 
 
 @wp.kernel
-def _frame_kernel(valid: wp.array(dtype=wp.int32), gpos: wp.array2d(dtype=wp.vec3f),
+def _frame_kernel(half_height: float,
+                  valid: wp.array(dtype=wp.int32), gpos: wp.array2d(dtype=wp.vec3f),
                   gnormal: wp.array2d(dtype=wp.vec3f), count: wp.array(dtype=wp.int32),
                   width: wp.array(dtype=wp.float32), height: wp.array(dtype=wp.float32),
-                  thickness: wp.array(dtype=wp.float32), half_height: float,
-                  pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
-                  quat: wp.array(dtype=wp.quatf), ext: wp.array(dtype=wp.vec2f),
-                  hit_out: wp.array(dtype=wp.int32), depth_out: wp.array(dtype=wp.float32),
-                  clearance_out: wp.array(dtype=wp.float32), normal_out: wp.array(dtype=wp.vec3f),
-                  index_out: wp.array(dtype=wp.int32)):
+                  thickness: wp.array(dtype=wp.float32), body: BodyBox,
+                  contacts_out: ContactRows):
     e = wp.tid()
     G = gates_in_use(valid[e], count[e], gpos.shape[1])
-    if G <= 0:
-        write_none(e, hit_out, depth_out, clearance_out, normal_out, index_out)
-        return
-    ok, p3, c, u, v, ha, hb = body_pose(e, pos, origin, has_origin, quat, ext)
-    if not ok:
-        write_nan(e, hit_out, depth_out, clearance_out, normal_out, index_out)
+    go, p3, c, u, v, ha, hb = open_row(e, G > 0, body, contacts_out)
+    if not go:
         return
     rho = wp.sqrt(ha * ha + hb * hb)
     w = width[e]
@@ -277,7 +264,7 @@ def _frame_kernel(valid: wp.array(dtype=wp.int32), gpos: wp.array2d(dtype=wp.vec
             best = sd
             bidx = gk
             bn = nv
-    write(e, hit_out, depth_out, clearance_out, normal_out, index_out, best, bn, bidx)
+    write(e, contacts_out, best, bn, bidx)
 
 
 class FrameCollision(CollisionBase):
@@ -322,9 +309,9 @@ class FrameCollision(CollisionBase):
     def step(self, ctx) -> None:
         r = ctx.result
         wp.launch(_frame_kernel, dim=ctx.num_envs, device=ctx.device,
-                  inputs=[r.valid, r.pos, r.normal, r.count, r.width, r.height, r.thickness, self.half_height,
-                          *self._pose()],
-                  outputs=self._outputs())
+                  inputs=[self.half_height, r.valid, r.pos, r.normal, r.count, r.width, r.height, r.thickness,
+                          self._pose()],
+                  outputs=[self._outputs()])
 
     def __repr__(self) -> str:
         return f"FrameCollision(half_height={self.half_height:g}, name={self.name!r})"

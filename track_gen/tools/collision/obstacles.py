@@ -7,31 +7,24 @@ import warp as wp
 
 from track_gen.math import BIG
 from track_gen.tools._common import real
-from track_gen.tools.collision.pose import CollisionBase, body_pose, prism_gap, write, write_nan, write_none
+from track_gen.tools.collision.pose import BodyBox, CollisionBase, ContactRows, open_row, prism_gap, write
 from track_gen.tools.component import check_name as _name
 
 __all__ = ["ObstacleCollision"]
 
 
 @wp.kernel
-def _pole_kernel(valid: wp.array(dtype=wp.int32), opos: wp.array2d(dtype=wp.vec3f),
+def _pole_kernel(half_height: float,
+                 valid: wp.array(dtype=wp.int32), opos: wp.array2d(dtype=wp.vec3f),
                  orad: wp.array2d(dtype=wp.float32), oheight: wp.array2d(dtype=wp.float32),
-                 ocount: wp.array(dtype=wp.int32), half_height: float,
-                 pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
-                 quat: wp.array(dtype=wp.quatf), ext: wp.array(dtype=wp.vec2f),
-                 hit_out: wp.array(dtype=wp.int32), depth_out: wp.array(dtype=wp.float32),
-                 clearance_out: wp.array(dtype=wp.float32), normal_out: wp.array(dtype=wp.vec3f),
-                 index_out: wp.array(dtype=wp.int32)):
+                 ocount: wp.array(dtype=wp.int32), body: BodyBox,
+                 contacts_out: ContactRows):
     e = wp.tid()
     n = wp.clamp(ocount[e], 0, opos.shape[1])
     if valid[e] == 0:
         n = 0
-    if n <= 0:
-        write_none(e, hit_out, depth_out, clearance_out, normal_out, index_out)
-        return
-    ok, p3, c, u, v, ha, hb = body_pose(e, pos, origin, has_origin, quat, ext)
-    if not ok:
-        write_nan(e, hit_out, depth_out, clearance_out, normal_out, index_out)
+    go, p3, c, u, v, ha, hb = open_row(e, n > 0, body, contacts_out)
+    if not go:
         return
     best = float(BIG)
     bidx = int(-1)
@@ -53,7 +46,7 @@ def _pole_kernel(valid: wp.array(dtype=wp.int32), opos: wp.array2d(dtype=wp.vec3
         else:
             nb = wp.vec2f(0.0, -wp.where(pl[1] < 0.0, -1.0, 1.0))
         dir2 = nb[0] * u + nb[1] * v
-        # height intervals: the body [z - hh, z + hh], the pole [q.z, q.z + height]
+        # height intervals: the body [z - half_height, z + half_height], the pole [q.z, q.z + height]
         mid = q[2] + 0.5 * oheight[e, k]
         dzs = p3[2] - mid
         dz = wp.abs(dzs) - (half_height + 0.5 * oheight[e, k])
@@ -62,7 +55,7 @@ def _pole_kernel(valid: wp.array(dtype=wp.int32), opos: wp.array2d(dtype=wp.vec3
             best = sd
             bidx = k
             bn = nv
-    write(e, hit_out, depth_out, clearance_out, normal_out, index_out, best, bn, bidx)
+    write(e, contacts_out, best, bn, bidx)
 
 
 class ObstacleCollision(CollisionBase):
@@ -102,9 +95,9 @@ class ObstacleCollision(CollisionBase):
     def step(self, ctx) -> None:
         r = ctx.result
         wp.launch(_pole_kernel, dim=ctx.num_envs, device=ctx.device,
-                  inputs=[r.valid, r.obstacle_pos, r.obstacle_radius, r.obstacle_height, r.obstacle_count,
-                          self.half_height, *self._pose()],
-                  outputs=self._outputs())
+                  inputs=[self.half_height, r.valid, r.obstacle_pos, r.obstacle_radius, r.obstacle_height,
+                          r.obstacle_count, self._pose()],
+                  outputs=[self._outputs()])
 
     def __repr__(self) -> str:
         return f"ObstacleCollision(half_height={self.half_height:g}, name={self.name!r})"

@@ -2,7 +2,8 @@
 :class:`~track_gen.tools.types.Contacts` rows written per env, and the base class.
 
 The special rows (see the package docstring): :func:`write_none` (no obstacle, and every
-masked row after a reset) and :func:`write_nan` (a non-finite pose).
+masked row after a reset) and :func:`write_nan` (a non-finite pose). :func:`open_row` is the
+opening every collision kernel shares: one of those rows, or the body's box.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from track_gen.tools._common import ORIGIN_INPUT, env_position, no_origin, origi
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.types import Contacts
 
-__all__ = ["FAR", "NAN_POSE_CLEARANCE", "POSE_INPUTS", "POSE_LIMIT", "prism_gap", "CollisionBase", "body_pose", "write", "write_nan",
-           "write_none"]
+__all__ = ["FAR", "NAN_POSE_CLEARANCE", "POSE_INPUTS", "POSE_LIMIT", "BodyBox", "CollisionBase", "ContactRows",
+           "body_pose", "open_row", "prism_gap", "write", "write_nan", "write_none"]
 
 #: clearance reported when an env has no obstacle (invalid course, no gates) [m]
 FAR = 1.0e6
@@ -49,16 +50,53 @@ def pose_finite(p: wp.vec3f, q: wp.quatf, h: wp.vec2f) -> bool:
     return ok and lim <= POSE_LIMIT and wp.isfinite(n2) and n2 > 0.0
 
 
+@wp.struct
+class BodyBox:
+    """The per-step pose inputs of a collision kernel: box centres (env frame, or world frame
+    minus ``origin`` when ``has_origin``), orientations (yaw used) and footprint half extents."""
+
+    position: wp.array(dtype=wp.vec3f)
+    origin: wp.array(dtype=wp.vec3f)
+    has_origin: int
+    orientation: wp.array(dtype=wp.quatf)
+    half_extents: wp.array(dtype=wp.vec2f)
+
+
+@wp.struct
+class ContactRows:
+    """The :class:`~track_gen.tools.types.Contacts` arrays a collision kernel writes, one row per env."""
+
+    hit: wp.array(dtype=wp.int32)
+    depth: wp.array(dtype=wp.float32)
+    clearance: wp.array(dtype=wp.float32)
+    normal: wp.array(dtype=wp.vec3f)
+    index: wp.array(dtype=wp.int32)
+
+
 @wp.func
-def body_pose(e: int, pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
-              quat: wp.array(dtype=wp.quatf), ext: wp.array(dtype=wp.vec2f)):
+def body_pose(e: int, body: BodyBox):
     """Env e's box: whether its pose is finite, its env-frame centre (3D and xy), body x and y
     axes (yaw only) and absolute half extents (use them only when finite)."""
-    p = env_position(pos, origin, has_origin, e)
-    q = quat[e]
-    h = ext[e]
+    p = env_position(body.position, body.origin, body.has_origin, e)
+    q = body.orientation[e]
+    h = body.half_extents[e]
     u, v = quat_yaw_axes(q)
     return pose_finite(p, q, h), p, wp.vec2f(p[0], p[1]), u, v, wp.abs(h[0]), wp.abs(h[1])
+
+
+@wp.func
+def open_row(e: int, has_obstacle: bool, body: BodyBox, contacts_out: ContactRows):
+    """The opening every collision kernel shares: without an obstacle, the "no obstacle" row;
+    with a non-finite pose, the "non-finite pose" row; either way ``go`` is False and the kernel
+    returns. Otherwise ``go`` and the box as :func:`body_pose` gives it."""
+    if not has_obstacle:
+        write_none(e, contacts_out)
+        z2 = wp.vec2f(0.0, 0.0)
+        return False, wp.vec3f(0.0, 0.0, 0.0), z2, z2, z2, 0.0, 0.0
+    ok, p3, c, u, v, ha, hb = body_pose(e, body)
+    if not ok:
+        write_nan(e, contacts_out)
+    return ok, p3, c, u, v, ha, hb
 
 
 @wp.func
@@ -92,48 +130,40 @@ def prism_gap(dxy: float, dir2: wp.vec2f, dzs: float, dz: float):
 # contact rows
 # ------------------------------------------------------------------------------------------------
 @wp.func
-def write(e: int, hit_out: wp.array(dtype=wp.int32), depth_out: wp.array(dtype=wp.float32),
-          clearance_out: wp.array(dtype=wp.float32), normal_out: wp.array(dtype=wp.vec3f),
-          index_out: wp.array(dtype=wp.int32), cl: float, n: wp.vec3f, idx: int):
+def write(e: int, contacts_out: ContactRows, cl: float, n: wp.vec3f, idx: int):
     """Env e's contact row from its clearance ``cl``, normal ``n`` and obstacle index ``idx``."""
-    hit_out[e] = wp.where(cl <= 0.0, 1, 0)
-    depth_out[e] = wp.max(0.0 - cl, 0.0)
-    clearance_out[e] = cl
-    normal_out[e] = n
-    index_out[e] = idx
+    contacts_out.hit[e] = wp.where(cl <= 0.0, 1, 0)
+    contacts_out.depth[e] = wp.max(0.0 - cl, 0.0)
+    contacts_out.clearance[e] = cl
+    contacts_out.normal[e] = n
+    contacts_out.index[e] = idx
 
 
 @wp.func
-def write_none(e: int, hit_out: wp.array(dtype=wp.int32), depth_out: wp.array(dtype=wp.float32),
-               clearance_out: wp.array(dtype=wp.float32), normal_out: wp.array(dtype=wp.vec3f),
-               index_out: wp.array(dtype=wp.int32)):
+def write_none(e: int, contacts_out: ContactRows):
     """The "no obstacle" row: hit 0, depth 0, clearance FAR, normal 0, index -1."""
-    hit_out[e] = 0
-    depth_out[e] = 0.0
-    clearance_out[e] = FAR
-    normal_out[e] = wp.vec3f(0.0, 0.0, 0.0)
-    index_out[e] = -1
+    contacts_out.hit[e] = 0
+    contacts_out.depth[e] = 0.0
+    contacts_out.clearance[e] = FAR
+    contacts_out.normal[e] = wp.vec3f(0.0, 0.0, 0.0)
+    contacts_out.index[e] = -1
 
 
 @wp.func
-def write_nan(e: int, hit_out: wp.array(dtype=wp.int32), depth_out: wp.array(dtype=wp.float32),
-              clearance_out: wp.array(dtype=wp.float32), normal_out: wp.array(dtype=wp.vec3f),
-              index_out: wp.array(dtype=wp.int32)):
+def write_nan(e: int, contacts_out: ContactRows):
     """The "non-finite pose" row: hit 1, depth 0, clearance NAN_POSE_CLEARANCE, normal 0, index -1."""
-    hit_out[e] = 1
-    depth_out[e] = 0.0
-    clearance_out[e] = NAN_POSE_CLEARANCE
-    normal_out[e] = wp.vec3f(0.0, 0.0, 0.0)
-    index_out[e] = -1
+    contacts_out.hit[e] = 1
+    contacts_out.depth[e] = 0.0
+    contacts_out.clearance[e] = NAN_POSE_CLEARANCE
+    contacts_out.normal[e] = wp.vec3f(0.0, 0.0, 0.0)
+    contacts_out.index[e] = -1
 
 
 @wp.kernel
-def _reset_kernel(mask: wp.array(dtype=wp.int32), hit_out: wp.array(dtype=wp.int32),
-                  depth_out: wp.array(dtype=wp.float32), clearance_out: wp.array(dtype=wp.float32),
-                  normal_out: wp.array(dtype=wp.vec3f), index_out: wp.array(dtype=wp.int32)):
+def _reset_kernel(mask: wp.array(dtype=wp.int32), contacts_out: ContactRows):
     e = wp.tid()
     if mask[e] != 0:
-        write_none(e, hit_out, depth_out, clearance_out, normal_out, index_out)
+        write_none(e, contacts_out)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -159,19 +189,26 @@ class CollisionBase(Component):
         self.result = _contacts(ctx.num_envs, ctx.device)
         self._no_origin = no_origin(ctx.device)
         self.utility = self
+        r = self.result
+        self._rows = ContactRows()
+        self._rows.hit, self._rows.depth, self._rows.clearance = r.hit, r.depth, r.clearance
+        self._rows.normal, self._rows.index = r.normal, r.index
+        self._box, self._box_of = BodyBox(), None
 
     def reset(self, ctx, mask) -> None:
         """Masked rows read "no contact" (clearance FAR, index -1) until the next step."""
-        r = self.result
-        wp.launch(_reset_kernel, dim=ctx.num_envs, inputs=[mask], device=ctx.device,
-                  outputs=[r.hit, r.depth, r.clearance, r.normal, r.index])
+        wp.launch(_reset_kernel, dim=ctx.num_envs, inputs=[mask], device=ctx.device, outputs=[self._outputs()])
 
-    def _pose(self):
-        """The pose launch arguments: ``box_position, origin, has_origin, orientation, half_extents``."""
-        b = self._bound
-        return [b["box_position"], *origin_args(b, self._no_origin), b["orientation"], b["half_extents"]]
+    def _pose(self) -> BodyBox:
+        """The pose inputs as bound (rebuilt after each ``bind``)."""
+        if self._box_of is not self._bound:
+            b = self._bound
+            box = BodyBox()
+            box.position, box.orientation, box.half_extents = b["box_position"], b["orientation"], b["half_extents"]
+            box.origin, box.has_origin = origin_args(b, self._no_origin)
+            self._box, self._box_of = box, self._bound
+        return self._box
 
-    def _outputs(self):
-        """The Contacts launch outputs: ``hit, depth, clearance, normal, index``."""
-        r = self.result
-        return [r.hit, r.depth, r.clearance, r.normal, r.index]
+    def _outputs(self) -> ContactRows:
+        """The Contacts arrays, as the kernels' ``contacts_out``."""
+        return self._rows

@@ -19,8 +19,9 @@ from track_gen.tools._common import ORIGIN_INPUT, chunking, no_origin, origin_ar
 from track_gen.tools.collision.edges import launch_edges
 from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.component import check_name as _name
-from track_gen.tools.depth.image import camera_rays, depth_kernel, row_planes
+from track_gen.tools.depth.image import ImageRays, camera_rays, depth_kernel, row_planes
 from track_gen.tools.depth.ranges import check_grid, grid_rays, range_kernel, ring_rays
+from track_gen.tools.depth.scene import CameraPose, Scene
 
 __all__ = ["DepthCamera", "DepthResult", "MAX_RESOLUTION", "camera_rays", "row_planes"]
 
@@ -212,27 +213,73 @@ class DepthCamera(Component):
         else:
             self.post_radius = float(self._post_arg or 0.0)
 
-        def ph(dtype, ndim=2):  # a placeholder for a geometry this course does not have (never read)
+        self._lens = self._image_rays()
+        self._scene = self._scene_of(ctx)
+        self._pose, self._pose_of = CameraPose(), None
+
+    def _image_rays(self) -> ImageRays:
+        lens = ImageRays()
+        lens.rays, lens.cosines = self.rays, self.cosines
+        lens.row_normals, lens.row_axes, lens.row_len = self.row_normals, self.row_axes, self.row_len
+        lens.focal, lens.offset = self._focal, wp.vec3f(*self.offset)
+        lens.near, lens.far, lens.zdepth = self.near, self.far, 1 if self.convention == "z" else 0
+        return lens
+
+    def _scene_of(self, ctx) -> Scene:
+        """The course's primitives: gates (gate courses), pole obstacles (either family, when the
+        generator has an ``obstacles`` stage), band walls (tracks). Absent parts get one-element
+        placeholders that are never read."""
+        E, dev, r = ctx.num_envs, ctx.device, ctx.result
+
+        def ph(dtype, ndim=2):
             return wp.zeros((1,) * ndim, dtype=dtype, device=dev)
 
-        # pole obstacles, on either family (a gate course's or a band track's ``obstacles`` stage)
+        sc = Scene()
+        sc.valid, sc.ground = r.valid, 1 if self.ground else 0
         opos = getattr(r, "obstacle_pos", None)
         if opos is not None and len(opos.shape) == 2 and opos.shape[1] > 0:
-            self._obs = [1, opos, r.obstacle_radius, r.obstacle_height, r.obstacle_count]
+            sc.has_obstacles, sc.obstacle_pos, sc.obstacle_radius = 1, opos, r.obstacle_radius
+            sc.obstacle_height, sc.obstacle_count = r.obstacle_height, r.obstacle_count
         else:
-            self._obs = [0, ph(wp.vec3f), ph(wp.float32), ph(wp.float32), ph(wp.int32, 1)]
+            sc.has_obstacles, sc.obstacle_pos, sc.obstacle_radius = 0, ph(wp.vec3f), ph(wp.float32)
+            sc.obstacle_height, sc.obstacle_count = ph(wp.float32), ph(wp.int32, 1)
         if ctx.family == "gates":
-            self._gates = [1, r.pos, r.normal, r.count, r.width, r.height, r.thickness, self.post_radius]
-            self._walls = [0.0, ph(wp.vec2f), ph(wp.vec2f), ph(wp.vec4f), ph(wp.float32), 1, 0]
-        else:
-            N = int(r.xy.shape[1])
-            self._K, self._C = chunking(N)
-            self.left = wp.zeros((E, N), dtype=wp.vec2f, device=dev)
-            self.right = wp.zeros((E, N), dtype=wp.vec2f, device=dev)
-            self.boxes = wp.zeros((E, 2 * self._C), dtype=wp.vec4f, device=dev)
-            self._gates = [0, ph(wp.vec3f), ph(wp.vec3f), ph(wp.int32, 1), ph(wp.float32, 1), ph(wp.float32, 1),
-                           ph(wp.float32, 1), 0.0]
-            self._walls = [self.wall_height, self.left, self.right, self.boxes, r.z, self._K, self._C]
+            sc.has_gates, sc.gate_pos, sc.gate_normal, sc.gate_count = 1, r.pos, r.normal, r.count
+            sc.gate_width, sc.gate_height, sc.gate_thickness = r.width, r.height, r.thickness
+            sc.post_radius = self.post_radius
+            sc.wall_height, sc.left, sc.right, sc.boxes, sc.ground_z = 0.0, ph(wp.vec2f), ph(wp.vec2f), ph(wp.vec4f), \
+                ph(wp.float32)
+            sc.chunk_len, sc.chunks = 1, 0
+            return sc
+        N = int(r.xy.shape[1])
+        self._K, self._C = chunking(N)
+        self.left = wp.zeros((E, N), dtype=wp.vec2f, device=dev)
+        self.right = wp.zeros((E, N), dtype=wp.vec2f, device=dev)
+        self.boxes = wp.zeros((E, 2 * self._C), dtype=wp.vec4f, device=dev)
+        sc.has_gates, sc.gate_pos, sc.gate_normal, sc.gate_count = 0, ph(wp.vec3f), ph(wp.vec3f), ph(wp.int32, 1)
+        sc.gate_width, sc.gate_height, sc.gate_thickness = ph(wp.float32, 1), ph(wp.float32, 1), ph(wp.float32, 1)
+        sc.post_radius = 0.0
+        sc.wall_height, sc.left, sc.right, sc.boxes, sc.ground_z = self.wall_height, self.left, self.right, \
+            self.boxes, r.z
+        sc.chunk_len, sc.chunks = self._K, self._C
+        return sc
+
+    @property
+    def _obs(self) -> tuple[int]:
+        """``(has_obstacles,)``: whether the image casts pole obstacles (the tests read it)."""
+        return (self._scene.has_obstacles,)
+
+    def _camera_pose(self) -> CameraPose:
+        """The pose inputs as bound (rebuilt after each ``bind``)."""
+        b = self._bound or {}
+        if self._pose_of is not self._bound:
+            pose = CameraPose()
+            pose.position, pose.orientation = b["position"], b["orientation"]
+            pose.origin, pose.has_origin = origin_args(b, self._no_origin)
+            render = b.get("render")
+            pose.render, pose.has_render = (self._no_render, 0) if render is None else (render, 1)
+            self._pose, self._pose_of = pose, self._bound
+        return self._pose
 
     def on_generate(self, ctx, mask) -> None:
         """Band tracks: the regenerated envs' edges and their chunk boxes (gate courses need no
@@ -249,17 +296,9 @@ class DepthCamera(Component):
         """Cast the image and the range rays of every env (only ``render != 0`` envs when bound)
         into :attr:`result`: one launch over (E, H), one over (E, N) per ray pattern. Recordable;
         ``ctx`` is the course's context (``course.context``)."""
-        b = self._bound or {}
-        render = b.get("render")
-        r = ctx.result
-        rend = [self._no_render if render is None else render, 0 if render is None else 1]
-        pose = [b["position"], *origin_args(b, self._no_origin), b["orientation"]]
-        scene = [r.valid, *self._gates, *self._obs, *self._walls]
+        pose = self._camera_pose()
         wp.launch(depth_kernel, dim=(ctx.num_envs, self.height), device=ctx.device,
-                  inputs=[*rend, *pose, self.rays, self.cosines, self.row_normals, self.row_axes, self.row_len,
-                          self._focal, wp.vec3f(*self.offset), self.near, self.far,
-                          1 if self.convention == "z" else 0, 1 if self.ground else 0, *scene],
-                  outputs=[self.result.depth])
+                  inputs=[self._lens, self._scene, pose], outputs=[self.result.depth])
         patterns = []
         if self.ring > 0:
             patterns.append((self.ring_starts, self.ring_dirs, self.result.ranges))
@@ -267,8 +306,7 @@ class DepthCamera(Component):
             patterns.append((self.grid_starts, self.grid_dirs, self._grid_flat))
         for starts, dirs, out in patterns:
             wp.launch(range_kernel, dim=out.shape, device=ctx.device,
-                      inputs=[*rend, *pose, starts, dirs, wp.vec3f(*self.offset), self.near, self.far,
-                              1 if self.ground else 0, *scene],
+                      inputs=[starts, dirs, wp.vec3f(*self.offset), self.near, self.far, self._scene, pose],
                       outputs=[out])
 
     def __repr__(self) -> str:

@@ -9,13 +9,12 @@ import math
 import numpy as np
 import warp as wp
 
-from track_gen.math import finite_quat, unit_lateral_xy
-from track_gen.tools._common import env_position, gates_in_use
-from track_gen.tools.collision.edges import chunk_range, edge_pt
-from track_gen.tools.collision.pose import POSE_LIMIT
-from track_gen.tools.depth.rays import ray_aabb2, ray_cylinder, ray_gate_frame, ray_plane_z, ray_wall, sphere_misses
+from track_gen.tools.depth.rays import ray_plane_z
+from track_gen.tools.depth.scene import (FRAME, POST_MINUS, POST_PLUS, CameraPose, GateShape, Scene, camera_origin,
+                                         gate_shape, gates_cast, poles_cast, post_centre, post_top, ray_gate, ray_pole,
+                                         ray_walls, walls_cast)
 
-__all__ = ["camera_rays", "depth_kernel", "row_planes"]
+__all__ = ["ImageRays", "camera_rays", "depth_kernel", "row_planes"]
 
 
 def camera_rays(width: int, height: int, fov_deg: float, pitch_deg: float) -> tuple[np.ndarray, np.ndarray]:
@@ -113,142 +112,170 @@ def _upright_span(base: wp.vec3f, top: float, r: float, plane: wp.vec3f, au: wp.
     return _pixel_span(mid, rad, plane, au, rw, alen, focal, W)
 
 
+@wp.struct
+class ImageRays:
+    """The camera's pixel rays (body frame, row-major), their cosines to the optical axis, the
+    row planes that cull (:func:`row_planes`), the focal length [pixels], the mount ``offset``
+    (body frame), the clipping distances and the depth convention (``zdepth``: 1 for z-depth)."""
+
+    rays: wp.array(dtype=wp.vec3f)
+    cosines: wp.array(dtype=wp.float32)
+    row_normals: wp.array(dtype=wp.vec3f)
+    row_axes: wp.array(dtype=wp.vec3f)
+    row_len: wp.array(dtype=wp.float32)
+    focal: float
+    offset: wp.vec3f
+    near: float
+    far: float
+    zdepth: int
+
+
+@wp.struct
+class RowPlane:
+    """One image row turned by the body's orientation: the unit normal of the plane that holds
+    its rays, the unit axis of its centre ray, the unit right axis and the axis's length."""
+
+    normal: wp.vec3f
+    axis: wp.vec3f
+    right: wp.vec3f
+    axis_len: float
+
+
 @wp.func
-def _limits(cs: float, near: float, far: float, zdepth: int):
-    """The ray parameter range ``(tmin, tfar)`` of a pixel whose ray has cosine ``cs`` to the axis."""
-    if zdepth != 0:
-        return near / cs, far / cs
-    return near, far
+def _row_plane(lens: ImageRays, q: wp.quatf, i: int) -> RowPlane:
+    row = RowPlane()
+    row.normal = wp.quat_rotate(q, lens.row_normals[i])
+    row.axis = wp.quat_rotate(q, lens.row_axes[i])
+    row.right = wp.quat_rotate(q, wp.vec3f(0.0, -1.0, 0.0))
+    row.axis_len = lens.row_len[i]
+    return row
+
+
+@wp.func
+def _row_span(c: wp.vec3f, rad: float, row: RowPlane, focal: float, W: int):
+    """:func:`_pixel_span` in the row ``row``."""
+    return _pixel_span(c, rad, row.normal, row.axis, row.right, row.axis_len, focal, W)
+
+
+@wp.func
+def _row_upright_span(base: wp.vec3f, top: float, r: float, row: RowPlane, focal: float, W: int):
+    """:func:`_upright_span` in the row ``row``."""
+    return _upright_span(base, top, r, row.normal, row.axis, row.right, row.axis_len, focal, W)
+
+
+@wp.func
+def _limits(lens: ImageRays, k: int):
+    """The ray parameter range ``(tmin, tfar)`` of pixel k (its ray has cosine ``cosines[k]`` to the axis)."""
+    cs = lens.cosines[k]
+    if lens.zdepth != 0:
+        return lens.near / cs, lens.far / cs
+    return lens.near, lens.far
+
+
+@wp.func
+def _in_span(j: int, j0: int, j1: int, bit: int) -> int:
+    return wp.where(j0 <= j and j <= j1, bit, 0)
+
+
+@wp.func
+def _gate_row(lens: ImageRays, row: RowPlane, gate: GateShape, post_r: float, o: wp.vec3f, q: wp.quatf, e: int,
+              i: int, depth_out: wp.array3d(dtype=wp.float32)):
+    """Gate ``gate`` in row i of env e's image: the pixels of the row whose rays may meet its frame
+    (its bounding sphere) or a post (its upright cylinder), each cast against those parts."""
+    W = depth_out.shape[2]
+    f0, f1 = _row_span(gate.pos - o, gate.radius, row, lens.focal, W)
+    a0 = int(1)
+    a1 = int(0)
+    b0 = int(1)
+    b1 = int(0)
+    if post_r > 0.0:
+        top = post_top(gate)
+        pa = post_centre(gate, 0)
+        pb = post_centre(gate, 1)
+        r = post_r * 1.001 + 1.0e-4
+        a0, a1 = _row_upright_span(wp.vec3f(pa[0], pa[1], 0.0) - o, top, r, row, lens.focal, W)
+        b0, b1 = _row_upright_span(wp.vec3f(pb[0], pb[1], 0.0) - o, top, r, row, lens.focal, W)
+    j0 = W
+    j1 = int(-1)
+    if f0 <= f1:
+        j0 = wp.min(j0, f0)
+        j1 = wp.max(j1, f1)
+    if a0 <= a1:
+        j0 = wp.min(j0, a0)
+        j1 = wp.max(j1, a1)
+    if b0 <= b1:
+        j0 = wp.min(j0, b0)
+        j1 = wp.max(j1, b1)
+    k0 = i * W
+    for j in range(j0, j1 + 1):
+        parts = _in_span(j, f0, f1, FRAME) | _in_span(j, a0, a1, POST_PLUS) | _in_span(j, b0, b1, POST_MINUS)
+        if parts != 0:
+            tmin, tfar = _limits(lens, k0 + j)
+            d = wp.quat_rotate(q, lens.rays[k0 + j])
+            depth_out[e, i, j] = ray_gate(o, d, gate, post_r, parts, tmin, depth_out[e, i, j])
+
+
+@wp.func
+def _pole_row(lens: ImageRays, row: RowPlane, scene: Scene, m: int, o: wp.vec3f, q: wp.quatf, e: int, i: int,
+              depth_out: wp.array3d(dtype=wp.float32)):
+    """Pole obstacle m in row i of env e's image: the pixels whose rays may meet it."""
+    W = depth_out.shape[2]
+    height = scene.obstacle_height[e, m]
+    r = scene.obstacle_radius[e, m] * 1.001 + 1.0e-4
+    j0, j1 = _row_upright_span(scene.obstacle_pos[e, m] - o, height, r, row, lens.focal, W)
+    k0 = i * W
+    for j in range(j0, j1 + 1):
+        tmin, tfar = _limits(lens, k0 + j)
+        d = wp.quat_rotate(q, lens.rays[k0 + j])
+        depth_out[e, i, j] = wp.min(depth_out[e, i, j], ray_pole(o, d, scene, e, m, tmin))
 
 
 @wp.kernel
-def depth_kernel(render: wp.array(dtype=wp.int32), has_render: int,
-                  pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
-                  quat: wp.array(dtype=wp.quatf),
-                  rays: wp.array(dtype=wp.vec3f), cosines: wp.array(dtype=wp.float32),
-                  row_normals: wp.array(dtype=wp.vec3f), row_axes: wp.array(dtype=wp.vec3f),
-                  row_len: wp.array(dtype=wp.float32), focal: float, offset: wp.vec3f,
-                  near: float, far: float, zdepth: int, ground: int,
-                  valid: wp.array(dtype=wp.int32),
-                  has_gates: int, gpos: wp.array2d(dtype=wp.vec3f), gnormal: wp.array2d(dtype=wp.vec3f),
-                  gcount: wp.array(dtype=wp.int32), gwidth: wp.array(dtype=wp.float32),
-                  gheight: wp.array(dtype=wp.float32), gthick: wp.array(dtype=wp.float32), post_r: float,
-                  has_obs: int, opos: wp.array2d(dtype=wp.vec3f), orad: wp.array2d(dtype=wp.float32),
-                  oheight: wp.array2d(dtype=wp.float32), ocount: wp.array(dtype=wp.int32),
-                  wall_h: float, left: wp.array2d(dtype=wp.vec2f), right: wp.array2d(dtype=wp.vec2f),
-                  boxes: wp.array2d(dtype=wp.vec4f), tz: wp.array2d(dtype=wp.float32), K: int, C: int,
-                  depth_out: wp.array3d(dtype=wp.float32)):
+def depth_kernel(lens: ImageRays, scene: Scene, pose: CameraPose, depth_out: wp.array3d(dtype=wp.float32)):
     """One thread per image row (env e, row i): the pose once, then primitive by primitive over
     the row's W rays, keeping each pixel's best ray parameter in its own ``depth_out`` element.
     The row's rays all lie in one plane through the camera centre (normal ``row_normals[i]``,
-    body frame), so a primitive whose bounding sphere misses that plane is skipped for the row."""
+    body frame), so a primitive whose bounding sphere misses that plane is skipped for the row.
+    Envs with ``render == 0`` (when bound) are left untouched; a non-finite pose reads ``far``."""
     e, i = wp.tid()
-    if has_render != 0:
-        if render[e] == 0:
-            return
     W = depth_out.shape[2]
-    p = env_position(pos, origin, has_origin, e)
-    q = quat[e]
-    n2 = wp.dot(q, q)
-    lim = wp.max(wp.max(wp.abs(p[0]), wp.abs(p[1])), wp.abs(p[2]))
-    if not (wp.isfinite(p) and finite_quat(q) and wp.isfinite(n2) and n2 > 0.0 and lim <= POSE_LIMIT):
-        for j in range(W):
-            depth_out[e, i, j] = far
+    cast, ok, q, o = camera_origin(pose, e, lens.offset)
+    if not cast:
         return
-    q = q / wp.sqrt(n2)
-    o = p + wp.quat_rotate(q, offset)
-    plane = wp.quat_rotate(q, row_normals[i])
-    au = wp.quat_rotate(q, row_axes[i])
-    rw = wp.quat_rotate(q, wp.vec3f(0.0, -1.0, 0.0))
-    alen = row_len[i]
-    ok = valid[e] != 0
+    if not ok:
+        for j in range(W):
+            depth_out[e, i, j] = lens.far
+        return
+    row = _row_plane(lens, q, i)
     k0 = i * W
     # the ground (or nothing): every pixel's start value
     for j in range(W):
-        tmin, tfar = _limits(cosines[k0 + j], near, far, zdepth)
+        tmin, tfar = _limits(lens, k0 + j)
         best = tfar
-        if ground != 0:
-            best = wp.min(best, ray_plane_z(o, wp.quat_rotate(q, rays[k0 + j]), 0.0, tmin))
+        if scene.ground != 0:
+            best = wp.min(best, ray_plane_z(o, wp.quat_rotate(q, lens.rays[k0 + j]), 0.0, tmin))
         depth_out[e, i, j] = best
     # gates: frames (and posts)
-    G = int(0)
-    if has_gates != 0:
-        G = gates_in_use(valid[e], gcount[e], gpos.shape[1])
-    for g in range(G):
-        w = gwidth[e]
-        h = gheight[e]
-        t = gthick[e]
-        gp = gpos[e, g]
-        lat = unit_lateral_xy(gnormal[e, g])
-        if lat[0] == 0.0 and lat[1] == 0.0:
-            continue
-        rad = wp.sqrt((0.5 * w + t) * (0.5 * w + t) + (0.5 * h + t) * (0.5 * h + t) + 0.25 * t * t)
-        rad = rad * 1.001 + 1.0e-4  # slack: rounding (and |d| = 1 +- ulp) never culls a hit
-        j0, j1 = _pixel_span(gp - o, rad, plane, au, rw, alen, focal, W)
-        if j0 <= j1:
-            nh = wp.vec2f(lat[1], -lat[0])  # the unit horizontal normal
-            r = o - gp
-            ol = wp.vec3f(r[0] * lat[0] + r[1] * lat[1], r[0] * nh[0] + r[1] * nh[1], r[2])
-            for j in range(j0, j1 + 1):
-                best = depth_out[e, i, j]
-                d = wp.quat_rotate(q, rays[k0 + j])
-                tmin, tfar = _limits(cosines[k0 + j], near, far, zdepth)
-                if not sphere_misses(o, d, gp, rad, tmin, best):
-                    dl = wp.vec3f(d[0] * lat[0] + d[1] * lat[1], d[0] * nh[0] + d[1] * nh[1], d[2])
-                    best = ray_gate_frame(ol, dl, 0.5 * w + t, 0.5 * t, 0.5 * h + t, 0.5 * w, 0.5 * h, tmin, best)
-                    depth_out[e, i, j] = best
-        if post_r > 0.0:
-            top = gp[2] + 0.5 * h + t
-            for s in range(2):
-                sg = 1.0 - 2.0 * float(s)
-                pc = wp.vec2f(gp[0], gp[1]) + (sg * (0.5 * w + 0.5 * t)) * lat
-                j0, j1 = _upright_span(wp.vec3f(pc[0], pc[1], 0.0) - o, top, post_r * 1.001 + 1.0e-4, plane, au, rw,
-                                       alen, focal, W)
-                for j in range(j0, j1 + 1):
-                    tmin, tfar = _limits(cosines[k0 + j], near, far, zdepth)
-                    d = wp.quat_rotate(q, rays[k0 + j])
-                    depth_out[e, i, j] = wp.min(depth_out[e, i, j], ray_cylinder(o, d, pc, post_r, 0.0, top, tmin))
+    for g in range(gates_cast(scene, e)):
+        gate = gate_shape(scene, e, g)
+        if gate.lat[0] != 0.0 or gate.lat[1] != 0.0:
+            _gate_row(lens, row, gate, scene.post_radius, o, q, e, i, depth_out)
     # pole obstacles
-    n_obs = int(0)
-    if has_obs != 0 and ok:
-        n_obs = wp.clamp(ocount[e], 0, opos.shape[1])
-    for m in range(n_obs):
-        b = opos[e, m]
-        rr = orad[e, m]
-        hh = oheight[e, m]
-        j0, j1 = _upright_span(b - o, hh, rr * 1.001 + 1.0e-4, plane, au, rw, alen, focal, W)
-        for j in range(j0, j1 + 1):
-            tmin, tfar = _limits(cosines[k0 + j], near, far, zdepth)
-            d = wp.quat_rotate(q, rays[k0 + j])
-            depth_out[e, i, j] = wp.min(depth_out[e, i, j],
-                                        ray_cylinder(o, d, wp.vec2f(b[0], b[1]), rr, b[2], b[2] + hh, tmin))
+    for m in range(poles_cast(scene, e)):
+        _pole_row(lens, row, scene, m, o, q, e, i, depth_out)
     # band walls: chunk boxes, then their segments
-    if wall_h > 0.0 and ok:
-        N = left.shape[1]
+    if walls_cast(scene, e):
         for j in range(W):
-            best = depth_out[e, i, j]
-            tmin, tfar = _limits(cosines[k0 + j], near, far, zdepth)
-            d = wp.quat_rotate(q, rays[k0 + j])
-            for ch in range(2 * C):
-                u0, u1 = ray_aabb2(o, d, boxes[e, ch])
-                if u0 > u1 or u1 < tmin or u0 >= best:
-                    continue
-                side, i0, i1 = chunk_range(ch, K, C, N)
-                a = edge_pt(left, right, e, side, i0)
-                for s in range(i0, i1):
-                    s1 = (s + 1) % N
-                    b2 = edge_pt(left, right, e, side, s1)
-                    best = wp.min(best, ray_wall(o, d, a, b2, tz[e, s], tz[e, s1], wall_h, tmin))
-                    a = b2
-            depth_out[e, i, j] = best
+            tmin, tfar = _limits(lens, k0 + j)
+            d = wp.quat_rotate(q, lens.rays[k0 + j])
+            depth_out[e, i, j] = ray_walls(o, d, scene, e, tmin, depth_out[e, i, j])
     # ray parameter -> depth
     for j in range(W):
-        cs = cosines[k0 + j]
-        tmin, tfar = _limits(cs, near, far, zdepth)
+        tmin, tfar = _limits(lens, k0 + j)
         best = depth_out[e, i, j]
-        out = far
+        out = lens.far
         if best < tfar:
             out = best
-            if zdepth != 0:
-                out = best * cs
+            if lens.zdepth != 0:
+                out = best * lens.cosines[k0 + j]
         depth_out[e, i, j] = out

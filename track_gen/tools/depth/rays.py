@@ -174,19 +174,23 @@ def ray_aabb2(o: wp.vec3f, d: wp.vec3f, box: wp.vec4f):
 
 
 @wp.func
-def ray_gate_frame(ol: wp.vec3f, dl: wp.vec3f, ex: float, ey: float, ez: float, hw: float, hh: float, tmin: float,
-               best: float) -> float:
+def ray_gate_frame(ol: wp.vec3f, dl: wp.vec3f, ex: float, ey: float, ez: float, half_w: float, half_h: float,
+                   tmin: float, best: float) -> float:
     """The nearest surface ``t`` in ``[tmin, best)`` of a gate frame's four bars, boxes in the
     gate's frame (``ol``, ``dl``: the ray there; frame half extents ``ex, ey, ez``, opening half
-    width ``hw`` and height ``hh``); else ``best``."""
+    width ``half_w`` and height ``half_h``); else ``best``."""
     inv = inverse_dir(dl)
     t0, t1 = ray_slab_inv(ol, dl, inv, wp.vec3f(-ex, -ey, -ez), wp.vec3f(ex, ey, ez))  # the whole frame
     if t0 > t1 or t1 < tmin or t0 >= best:
         return best
-    best = wp.min(best, ray_box_inv(ol, dl, inv, wp.vec3f(-ex, -ey, hh), wp.vec3f(ex, ey, ez), tmin))  # top
-    best = wp.min(best, ray_box_inv(ol, dl, inv, wp.vec3f(-ex, -ey, -ez), wp.vec3f(ex, ey, -hh), tmin))  # bottom
-    best = wp.min(best, ray_box_inv(ol, dl, inv, wp.vec3f(hw, -ey, -hh), wp.vec3f(ex, ey, hh), tmin))  # +lateral
-    best = wp.min(best, ray_box_inv(ol, dl, inv, wp.vec3f(-ex, -ey, -hh), wp.vec3f(-hw, ey, hh), tmin))  # -lateral
+    top = ray_box_inv(ol, dl, inv, wp.vec3f(-ex, -ey, half_h), wp.vec3f(ex, ey, ez), tmin)
+    bottom = ray_box_inv(ol, dl, inv, wp.vec3f(-ex, -ey, -ez), wp.vec3f(ex, ey, -half_h), tmin)
+    plus_lat = ray_box_inv(ol, dl, inv, wp.vec3f(half_w, -ey, -half_h), wp.vec3f(ex, ey, half_h), tmin)
+    minus_lat = ray_box_inv(ol, dl, inv, wp.vec3f(-ex, -ey, -half_h), wp.vec3f(-half_w, ey, half_h), tmin)
+    best = wp.min(best, top)
+    best = wp.min(best, bottom)
+    best = wp.min(best, plus_lat)
+    best = wp.min(best, minus_lat)
     return best
 
 

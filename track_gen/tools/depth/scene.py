@@ -1,0 +1,223 @@
+"""What the depth kernels cast against and from, bundled as Warp structs, and the per-ray casts
+both kernels share.
+
+:class:`Scene` holds one course's primitives (gate frames and posts, pole obstacles, band walls,
+the ground); :class:`CameraPose` the per-step pose inputs. :func:`ray_gate` is the one gate cast
+(frame and posts) for a ray: the image kernel calls it per pixel of a row's culled spans,
+:func:`cast_ray` per range ray. :func:`camera_origin` is the one pose check of both kernels.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from track_gen.math import finite_quat, unit_lateral_xy
+from track_gen.tools._common import env_position, gates_in_use
+from track_gen.tools.collision.edges import chunk_range, edge_pt
+from track_gen.tools.collision.pose import POSE_LIMIT
+from track_gen.tools.depth.rays import ray_aabb2, ray_cylinder, ray_gate_frame, ray_plane_z, ray_wall, sphere_misses
+
+__all__ = ["CameraPose", "GateShape", "Scene", "camera_origin", "cast_ray", "gate_shape", "ray_gate", "ray_pole",
+           "ray_walls", "FRAME", "POST_PLUS", "POST_MINUS", "WHOLE_GATE"]
+
+#: :func:`ray_gate` parts (bits): the frame's bars, the post on +lateral, the post on -lateral
+FRAME = wp.constant(1)
+POST_PLUS = wp.constant(2)
+POST_MINUS = wp.constant(4)
+WHOLE_GATE = wp.constant(7)
+
+
+@wp.struct
+class Scene:
+    """One course's primitives, per env. A family's absent parts have their flag 0 (``has_gates``,
+    ``has_obstacles``, ``wall_height`` 0) and one-element placeholders that are never read."""
+
+    valid: wp.array(dtype=wp.int32)
+    ground: int  # cast against the plane z = 0
+    has_gates: int
+    gate_pos: wp.array2d(dtype=wp.vec3f)
+    gate_normal: wp.array2d(dtype=wp.vec3f)
+    gate_count: wp.array(dtype=wp.int32)
+    gate_width: wp.array(dtype=wp.float32)
+    gate_height: wp.array(dtype=wp.float32)
+    gate_thickness: wp.array(dtype=wp.float32)
+    post_radius: float  # 0: no posts
+    has_obstacles: int
+    obstacle_pos: wp.array2d(dtype=wp.vec3f)
+    obstacle_radius: wp.array2d(dtype=wp.float32)
+    obstacle_height: wp.array2d(dtype=wp.float32)
+    obstacle_count: wp.array(dtype=wp.int32)
+    wall_height: float  # 0: no band walls
+    left: wp.array2d(dtype=wp.vec2f)
+    right: wp.array2d(dtype=wp.vec2f)
+    boxes: wp.array2d(dtype=wp.vec4f)  # the edges' chunk boxes
+    ground_z: wp.array2d(dtype=wp.float32)  # the band's ground height per centreline point
+    chunk_len: int  # K: segments per chunk
+    chunks: int  # C: chunks per edge
+
+
+@wp.struct
+class CameraPose:
+    """The per-step pose inputs: the body positions (env frame, or world frame minus ``origin``
+    when ``has_origin``), orientations, and the optional ``render`` mask (``has_render``)."""
+
+    position: wp.array(dtype=wp.vec3f)
+    origin: wp.array(dtype=wp.vec3f)
+    has_origin: int
+    orientation: wp.array(dtype=wp.quatf)
+    render: wp.array(dtype=wp.int32)
+    has_render: int
+
+
+@wp.struct
+class GateShape:
+    """Gate g of an env: centre, unit horizontal lateral, opening width and height, bar thickness,
+    and the radius of a sphere about the centre that holds the frame (with slack)."""
+
+    pos: wp.vec3f
+    lat: wp.vec2f
+    width: float
+    height: float
+    thickness: float
+    radius: float
+
+
+@wp.func
+def camera_origin(pose: CameraPose, e: int, offset: wp.vec3f):
+    """Env e's camera: whether it is cast at all (``render``), whether its pose is usable (finite,
+    within POSE_LIMIT, a non-zero quaternion), the unit orientation and the mount position."""
+    if pose.has_render != 0:
+        if pose.render[e] == 0:
+            return False, False, wp.quatf(0.0, 0.0, 0.0, 1.0), wp.vec3f(0.0, 0.0, 0.0)
+    p = env_position(pose.position, pose.origin, pose.has_origin, e)
+    q = pose.orientation[e]
+    n2 = wp.dot(q, q)
+    lim = wp.max(wp.max(wp.abs(p[0]), wp.abs(p[1])), wp.abs(p[2]))
+    if not (wp.isfinite(p) and finite_quat(q) and wp.isfinite(n2) and n2 > 0.0 and lim <= POSE_LIMIT):
+        return True, False, q, p
+    q = q / wp.sqrt(n2)
+    return True, True, q, p + wp.quat_rotate(q, offset)
+
+
+@wp.func
+def gate_shape(scene: Scene, e: int, g: int) -> GateShape:
+    """Gate g of env e (``lat`` zero for a gate without a horizontal normal: skip it)."""
+    s = GateShape()
+    s.pos = scene.gate_pos[e, g]
+    s.lat = unit_lateral_xy(scene.gate_normal[e, g])
+    s.width = scene.gate_width[e]
+    s.height = scene.gate_height[e]
+    s.thickness = scene.gate_thickness[e]
+    w = s.width
+    h = s.height
+    t = s.thickness
+    rad = wp.sqrt((0.5 * w + t) * (0.5 * w + t) + (0.5 * h + t) * (0.5 * h + t) + 0.25 * t * t)
+    s.radius = rad * 1.001 + 1.0e-4  # slack: rounding (and |d| = 1 +- ulp) never culls a hit
+    return s
+
+
+@wp.func
+def post_centre(gate: GateShape, side: int) -> wp.vec2f:
+    """The xy centre of the gate's post on +lateral (side 0) or -lateral (side 1)."""
+    sg = 1.0 - 2.0 * float(side)
+    return wp.vec2f(gate.pos[0], gate.pos[1]) + (sg * (0.5 * gate.width + 0.5 * gate.thickness)) * gate.lat
+
+
+@wp.func
+def post_top(gate: GateShape) -> float:
+    """The height of the gate's posts: the frame's top."""
+    return gate.pos[2] + 0.5 * gate.height + gate.thickness
+
+
+@wp.func
+def ray_gate(o: wp.vec3f, d: wp.vec3f, gate: GateShape, post_r: float, parts: int, tmin: float,
+             best: float) -> float:
+    """The nearest surface ``t`` in ``[tmin, best)`` of the gate's ``parts`` (:data:`FRAME`,
+    :data:`POST_PLUS`, :data:`POST_MINUS` bits; posts only when ``post_r > 0``) along the unit
+    ray ``o + t d``, else ``best``. Every part is a min over exact hits, so the parts' order and
+    the callers' (conservative) culling never change the result."""
+    if post_r > 0.0:
+        top = post_top(gate)
+        for s in range(2):
+            if (parts & (POST_PLUS << s)) != 0:
+                best = wp.min(best, ray_cylinder(o, d, post_centre(gate, s), post_r, 0.0, top, tmin))
+    if (parts & FRAME) != 0:
+        if not sphere_misses(o, d, gate.pos, gate.radius, tmin, best):
+            lat = gate.lat
+            w = gate.width
+            h = gate.height
+            t = gate.thickness
+            nh = wp.vec2f(lat[1], -lat[0])  # the unit horizontal normal
+            r = o - gate.pos
+            ol = wp.vec3f(r[0] * lat[0] + r[1] * lat[1], r[0] * nh[0] + r[1] * nh[1], r[2])
+            dl = wp.vec3f(d[0] * lat[0] + d[1] * lat[1], d[0] * nh[0] + d[1] * nh[1], d[2])
+            best = ray_gate_frame(ol, dl, 0.5 * w + t, 0.5 * t, 0.5 * h + t, 0.5 * w, 0.5 * h, tmin, best)
+    return best
+
+
+@wp.func
+def ray_pole(o: wp.vec3f, d: wp.vec3f, scene: Scene, e: int, m: int, tmin: float) -> float:
+    """``t >= tmin`` where the ray meets env e's pole obstacle m, else BIG."""
+    b = scene.obstacle_pos[e, m]
+    return ray_cylinder(o, d, wp.vec2f(b[0], b[1]), scene.obstacle_radius[e, m], b[2],
+                        b[2] + scene.obstacle_height[e, m], tmin)
+
+
+@wp.func
+def ray_walls(o: wp.vec3f, d: wp.vec3f, scene: Scene, e: int, tmin: float, best: float) -> float:
+    """The nearest band wall ``t`` in ``[tmin, best)`` (else ``best``): the edges' chunk boxes,
+    then the segments of the chunks the ray crosses."""
+    N = scene.left.shape[1]
+    for ch in range(2 * scene.chunks):
+        u0, u1 = ray_aabb2(o, d, scene.boxes[e, ch])
+        if u0 > u1 or u1 < tmin or u0 >= best:
+            continue
+        side, i0, i1 = chunk_range(ch, scene.chunk_len, scene.chunks, N)
+        a = edge_pt(scene.left, scene.right, e, side, i0)
+        for s in range(i0, i1):
+            s1 = (s + 1) % N
+            b2 = edge_pt(scene.left, scene.right, e, side, s1)
+            best = wp.min(best, ray_wall(o, d, a, b2, scene.ground_z[e, s], scene.ground_z[e, s1], scene.wall_height,
+                                         tmin))
+            a = b2
+    return best
+
+
+@wp.func
+def gates_cast(scene: Scene, e: int) -> int:
+    """How many of env e's gates the casts visit (0 on a course without gates)."""
+    if scene.has_gates != 0:
+        return gates_in_use(scene.valid[e], scene.gate_count[e], scene.gate_pos.shape[1])
+    return 0
+
+
+@wp.func
+def poles_cast(scene: Scene, e: int) -> int:
+    """How many of env e's pole obstacles the casts visit (0 on an invalid course or without poles)."""
+    if scene.has_obstacles != 0 and scene.valid[e] != 0:
+        return wp.clamp(scene.obstacle_count[e], 0, scene.obstacle_pos.shape[1])
+    return 0
+
+
+@wp.func
+def walls_cast(scene: Scene, e: int) -> bool:
+    """Whether env e's band walls are cast."""
+    return scene.wall_height > 0.0 and scene.valid[e] != 0
+
+
+@wp.func
+def cast_ray(o: wp.vec3f, d: wp.vec3f, tmin: float, best: float, e: int, scene: Scene) -> float:
+    """The nearest surface ``t`` in ``[tmin, best)`` of env e's scene along the unit ray
+    ``o + t d`` (``best`` when none): the image kernel's primitives, for one ray."""
+    if scene.ground != 0:
+        best = wp.min(best, ray_plane_z(o, d, 0.0, tmin))
+    for g in range(gates_cast(scene, e)):
+        gate = gate_shape(scene, e, g)
+        if gate.lat[0] == 0.0 and gate.lat[1] == 0.0:
+            continue
+        best = ray_gate(o, d, gate, scene.post_radius, WHOLE_GATE, tmin, best)
+    for m in range(poles_cast(scene, e)):
+        best = wp.min(best, ray_pole(o, d, scene, e, m, tmin))
+    if walls_cast(scene, e):
+        best = ray_walls(o, d, scene, e, tmin, best)
+    return best
