@@ -6,6 +6,8 @@
   ``docs/user-guide/real-tracks.rst``) and lsy_drone_racing's track configs as they are;
   ``layout.save(path)`` writes the track_gen format; :func:`load_all` reads a folder.
 * :func:`export` turns any env's current course (or a batch) into layouts.
+* :func:`coverage` measures whether a course distribution covers a layout, feature by feature
+  (``python -m track_gen.layouts coverage FILE... --preset NAME`` prints it).
 * :func:`shipped` lists the real layouts that ship with track_gen (``layouts/data/*.toml``, each
   citing its source).
 
@@ -16,13 +18,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from track_gen.layouts.coverage import Coverage, Feature, coverage
 from track_gen.layouts.export import export
 from track_gen.layouts.reader import LayoutFormatError, load, load_all
 from track_gen.layouts.types import GateLayout, Poles, TrackLayout
 from track_gen.layouts.writer import FORMAT, VERSION, write_layout
 
-__all__ = ["FORMAT", "VERSION", "GateLayout", "LayoutFormatError", "Poles", "TrackLayout", "data_dir", "export",
-           "load", "load_all", "save", "shipped"]
+__all__ = ["FORMAT", "VERSION", "Coverage", "Feature", "GateLayout", "LayoutFormatError", "Poles", "TrackLayout",
+           "coverage", "data_dir", "export", "load", "load_all", "save", "shipped"]
 
 save = write_layout
 

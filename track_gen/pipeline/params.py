@@ -20,25 +20,55 @@ from track_gen.rng import name_key, stream_state
 
 __all__ = ["ParamTable", "Params", "Randomizers"]
 
+#: stream key of the per-env mixture draw (a name no parameter can have: it holds a space)
+MIXTURE_KEY = wp.constant(name_key("mixture component"))
+
+
+@wp.func
+def _mixture_component(seed: int, generation: int, cdf: wp.array(dtype=wp.float32), num_components: int) -> int:
+    """The mixture component an env draws this generation (its own stream; -1 without a mixture)."""
+    if num_components == 0:
+        return -1
+    st = stream_state(seed, generation, MIXTURE_KEY, 0)
+    u = wp.randf(st) * cdf[num_components - 1]
+    c = int(0)
+    while c < num_components - 1 and u >= cdf[c]:
+        c += 1
+    return c
+
 
 @wp.kernel
 def _resolve_params(
-    active: wp.array(dtype=wp.int32),
-    seeds: wp.array(dtype=wp.int32),
-    generation: wp.array(dtype=wp.int32),
+    # parameters
     keys: wp.array(dtype=wp.int32),
     base: wp.array(dtype=wp.float32),
     lo: wp.array(dtype=wp.float32),
     hi: wp.array(dtype=wp.float32),
     on: wp.array(dtype=wp.int32),
+    mix_cdf: wp.array(dtype=wp.float32),
+    mix_lo: wp.array2d(dtype=wp.float32),
+    mix_hi: wp.array2d(dtype=wp.float32),
+    mix_on: wp.array2d(dtype=wp.int32),
+    num_components: int,
+    # inputs
+    active: wp.array(dtype=wp.int32),
+    seeds: wp.array(dtype=wp.int32),
+    generation: wp.array(dtype=wp.int32),
+    # outputs
     values_out: wp.array2d(dtype=wp.float32),
+    component_out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
     if active[e] == 0:
         return
+    c = _mixture_component(seeds[e], generation[e], mix_cdf, num_components)
+    component_out[e] = c
     for p in range(keys.shape[0]):
         v = base[p]
-        if on[p] != 0:
+        if c >= 0 and mix_on[c, p] != 0:
+            st = stream_state(seeds[e], generation[e], keys[p], 0)
+            v = mix_lo[c, p] + (mix_hi[c, p] - mix_lo[c, p]) * wp.randf(st)
+        elif on[p] != 0:
             st = stream_state(seeds[e], generation[e], keys[p], 0)
             v = lo[p] + (hi[p] - lo[p]) * wp.randf(st)
         values_out[p, e] = v
@@ -57,7 +87,8 @@ def _set_flag(arr: wp.array(dtype=wp.int32), index: int, value: int):
 class ParamTable:
     """Device storage of every dynamic parameter of a program, plus the static ones' values."""
 
-    def __init__(self, specs: Mapping[str, ParamSpec], values: Mapping[str, Any], randomize: Mapping, num_envs, device):
+    def __init__(self, specs: Mapping[str, ParamSpec], values: Mapping[str, Any], randomize: Mapping, num_envs, device,
+                 mixture: tuple = ()):
         self.specs = dict(specs)
         self.static = {n: values[n] for n, s in specs.items() if s.static}
         self.dynamic = [n for n, s in specs.items() if not s.static]
@@ -77,12 +108,32 @@ class ParamTable:
         self.lo = wp.array(lo, dtype=wp.float32, device=device)
         self.hi = wp.array(hi, dtype=wp.float32, device=device)
         self.on = wp.array(on, dtype=wp.int32, device=device)
+        self._init_mixture(mixture, p, device)
+        self.component = wp.full(num_envs, -1, dtype=wp.int32, device=device)
         self.values = wp.zeros((p, num_envs), dtype=wp.float32, device=device)
         self.values.assign(np.repeat(base[:, None], num_envs, axis=1))
         # host mirrors: reading a value never syncs the device
         self._base = {n: float(values[n]) for n in self.dynamic}
         self._ranges = {n: (float(a), float(b)) for n, (a, b) in randomize.items()}
         self._rows = {n: self.values[i] for n, i in self.index.items()}
+
+    def _init_mixture(self, mixture: tuple, p: int, device) -> None:
+        """Device tables of the mixture: cumulative weights [C], per-component ranges [C, P]."""
+        c = max(len(mixture), 1)
+        cdf = np.zeros(c, np.float32)
+        mlo, mhi, mon = np.zeros((c, p), np.float32), np.zeros((c, p), np.float32), np.zeros((c, p), np.int32)
+        total = 0.0
+        for i, (_, weight, ranges) in enumerate(mixture):
+            total += weight
+            cdf[i] = total
+            for n, (a, b) in ranges.items():
+                j = self.index[n]
+                mlo[i, j], mhi[i, j], mon[i, j] = a, b, 1
+        self.mixture_names = [m[0] for m in mixture]
+        self.mix_cdf = wp.array(cdf, dtype=wp.float32, device=device)
+        self.mix_lo = wp.array(mlo, dtype=wp.float32, device=device)
+        self.mix_hi = wp.array(mhi, dtype=wp.float32, device=device)
+        self.mix_on = wp.array(mon, dtype=wp.int32, device=device)
 
     def values_of(self, name: str) -> wp.array:
         if name not in self.index:
@@ -95,8 +146,9 @@ class ParamTable:
             return
         wp.launch(
             _resolve_params, dim=active.shape[0],
-            inputs=[active, seeds, generation, self.keys, self.base, self.lo, self.hi, self.on],
-            outputs=[self.values], device=self.device,
+            inputs=[self.keys, self.base, self.lo, self.hi, self.on, self.mix_cdf, self.mix_lo, self.mix_hi,
+                    self.mix_on, len(self.mixture_names), active, seeds, generation],
+            outputs=[self.values, self.component], device=self.device,
         )
 
     def set_base(self, name: str, value: float) -> None:

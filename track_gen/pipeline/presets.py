@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from track_gen.pipeline.spec import PipelineSpec
 
-__all__ = ["track", "track_from_points", "gates", "gates_from_layouts", "track_from_layouts"]
+__all__ = ["track", "track_from_points", "gates", "gates_real", "REAL_MIXTURE", "gates_from_layouts", "track_from_layouts"]
 
 
 def track(num_envs: int, device: str = "cpu", **overrides) -> PipelineSpec:
@@ -19,6 +19,51 @@ def gates(num_envs: int, device: str = "cpu", gate_width: float = 0.0, **overrid
     from track_gen.generators.gates import GateGenConfig
 
     return GateGenConfig(num_envs=num_envs, device=device, gate_width=gate_width, **overrides).to_spec()
+
+
+#: the per-env mixture of :func:`gates_real`: name -> (weight, {gate parameter: value or (lo, hi)}).
+#: Scales and shapes of the courses people race, from a lab arena to a 50 m sprint (see the docstring).
+REAL_MIXTURE: dict[str, tuple[float, dict]] = {
+    # a lab arena: small openings, short legs, low gates, sharp turns, thick frames (lsy_drone_racing levels)
+    "arena": (0.3, {
+        "gates.size": (3.0, 6.0), "gate_frames.gate_width": (0.35, 0.7), "gate_frames.frame_thickness": (0.04, 0.2),
+        "gates.min_spacing": 0.6, "gates.max_spacing": 4.0, "gates.height_min": 0.6, "gates.height_max": (1.0, 1.8),
+        "gates.max_turn": 1.75, "gates.yaw_jitter": 0.5, "gates.difficulty": (0.0, 1.0),
+        "gates.hard_size": (3.0, 6.0), "gates.hard_min_spacing": 0.6, "gates.hard_max_spacing": 4.0,
+        "gates.hard_height_max": (1.2, 2.2), "gates.crossing_clearance": 0.5}),
+    # a hall or field course: metre-wide gates 3-8 m apart, climbs and dives (AlphaPilot, TII)
+    "field": (0.4, {
+        "gates.size": (9.0, 22.0), "gate_frames.gate_width": (0.6, 1.7), "gate_frames.frame_thickness": (0.04, 0.12),
+        "gates.min_spacing": 2.0, "gates.max_spacing": 9.0, "gates.height_min": 1.0, "gates.height_max": (2.0, 4.0),
+        "gates.difficulty": (0.0, 1.0), "gates.hard_size": (10.0, 24.0), "gates.hard_min_spacing": 2.0,
+        "gates.hard_max_spacing": 10.0, "gates.hard_height_max": (4.0, 7.0)}),
+    # an outdoor sprint: long legs, gentle turns, 30-60 m long (Swift, A2RL)
+    "sprint": (0.3, {
+        "gates.size": (25.0, 70.0), "gate_frames.gate_width": (0.6, 1.7), "gate_frames.frame_thickness": (0.04, 0.1),
+        "gates.min_spacing": 3.0, "gates.max_spacing": 26.0, "gates.height_min": 1.0, "gates.height_max": (2.0, 4.5),
+        "gates.difficulty": (0.0, 1.0), "gates.hard_size": (25.0, 70.0), "gates.hard_min_spacing": 3.0,
+        "gates.hard_max_spacing": 26.0, "gates.hard_height_max": (3.0, 5.0)}),
+}
+
+
+def gates_real(num_envs: int, device: str = "cpu", **overrides) -> PipelineSpec:
+    """Gate courses at the scales and shapes of real race tracks, mixed per env (:data:`REAL_MIXTURE`).
+
+    Each env draws, at every regeneration, one of three kinds of course -- a lab arena (3-6 m,
+    0.35-0.7 m openings, thick frames, gates from 0.4 m up), a hall or field course (9-24 m,
+    0.6-1.7 m openings, climbs and dives up to 6.5 m) or an outdoor sprint (25-60 m, legs up to
+    24 m) -- and within it draws its size, opening, frame, spacing, heights and difficulty (the
+    hard shapes: figure-8s, hairpins, split-S). Courses are one pass (``closed=False``: every real
+    track we know is flown once from a start pose), 3 to 12 gates. No real layout is an input:
+    use :func:`track_gen.layouts.coverage` to check that a layout lies inside it.
+
+    ``overrides``: :class:`GateGenConfig` fields (base values for what the mixture leaves alone,
+    e.g. ``max_attempts``); ``mixture=`` replaces :data:`REAL_MIXTURE`.
+    """
+    mixture = overrides.pop("mixture", REAL_MIXTURE)
+    base = {"gate_width": 1.0, "closed": False, "min_gates": 3, "max_gates": 12, "max_attempts": 32,
+            "max_climb": 0.9, "hard_max_climb": 0.9}
+    return gates(num_envs, device, **{**base, **overrides}).with_mixture(mixture)
 
 
 def track_from_points(num_envs: int, device: str = "cpu", control_points: int = 12, **overrides) -> PipelineSpec:

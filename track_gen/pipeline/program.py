@@ -158,7 +158,8 @@ class Program:
         self.stream = stream
         defs, values, specs = self._check_stages(spec, registry)
         self._check_randomize(spec, specs)
-        self._params = ParamTable(specs, values, spec.randomize, E, device)
+        self._check_mixture(spec, specs)
+        self._params = ParamTable(specs, values, spec.randomize, E, device, spec.mixture)
         self._guards: dict[str, list] = {}
         self.params = Params(self._params, on_set=self._run_guards)
         self.randomizers = Randomizers(self._params, on_set=self._run_range_guards)
@@ -216,6 +217,33 @@ class Program:
                 raise ValueError(f"randomize: {name} is static and cannot be drawn per env")
             specs[name].check(f"randomize[{name!r}] lo", lo)
             specs[name].check(f"randomize[{name!r}] hi", hi)
+
+    def _check_mixture(self, spec, specs):
+        for cname, _, ranges in spec.mixture:
+            for name, (lo, hi) in ranges.items():
+                what = f"mixture[{cname!r}][{name!r}]"
+                if name not in specs:
+                    raise KeyError(f"{what}: unknown parameter {name!r}; parameters: {sorted(specs)}")
+                if specs[name].static:
+                    raise ValueError(f"{what}: {name} is static and cannot differ per env; set it on the spec")
+                specs[name].check(f"{what} lo", lo)
+                specs[name].check(f"{what} hi", hi)
+
+    def mixture_values(self) -> list[tuple[str, dict[str, float]]]:
+        """For each mixture component, the parameter values at both ends of its ranges (merged over the
+        current base values), for cross-parameter checks: ``[(component, values), ...]``."""
+        out = []
+        base = dict(self.params)
+        for cname, _, ranges in self.spec.mixture:
+            for end in (0, 1):
+                out.append((cname, {**base, **{n: r[end] for n, r in ranges.items()}}))
+        return out
+
+    @property
+    def mixture_component(self) -> wp.array:
+        """[E] int32: the mixture component each env drew at its last generation (an index into
+        ``spec.mixture``; -1 without a mixture)."""
+        return self._params.component
 
     def _check_param_set(self, name: str, value) -> None:
         """Hook for families with cross-parameter rules (raises before anything is written)."""

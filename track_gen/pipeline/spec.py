@@ -39,6 +39,10 @@ class PipelineSpec:
         stages: the steps, in execution order.
         family: ``"track"``, ``"gates"`` or your own label; course presets check it.
         randomize: global parameter name → ``(lo, hi)``, drawn per env per generation.
+        mixture: named components ``(name, weight, {parameter: value or (lo, hi)})``: each env
+            draws one component per generation (probability proportional to its weight), and the
+            parameters that component names take its value (or a uniform draw in its range) in
+            place of their base value or randomizer. Empty: no mixture.
         max_loop_length: the longest course the pipeline can produce [m], or None when it
             declares no bound (sizes checkpoint capacity).
     """
@@ -49,6 +53,41 @@ class PipelineSpec:
     family: str = "custom"
     randomize: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     max_loop_length: float | None = None
+    mixture: tuple[tuple[str, float, Mapping[str, Any]], ...] = ()
+
+    def with_mixture(self, components: Mapping[str, tuple[float, Mapping[str, Any]]]) -> "PipelineSpec":
+        """A copy whose envs each draw one of ``components`` per generation.
+
+        ``components``: name -> ``(weight, {global parameter name: value or (lo, hi)})``, e.g.
+        ``{"arena": (0.3, {"gates.size": (3, 6)}), "field": (0.7, {"gates.size": (10, 25)})}``.
+        A component's parameters override base values and randomizers for the envs that drew it;
+        parameters it does not name keep them. Replaces any mixture the spec had.
+        """
+        if not isinstance(components, Mapping) or not components:
+            raise TypeError("with_mixture: expected a non-empty mapping {name: (weight, {parameter: value or "
+                            f"(lo, hi)}})}}, got {components!r}")
+        out = []
+        for name, comp in components.items():
+            what = f"mixture[{name!r}]"
+            try:
+                weight, values = comp
+            except (TypeError, ValueError):
+                raise TypeError(f"{what}: expected (weight, {{parameter: value or (lo, hi)}}), got {comp!r}") from None
+            if as_real(f"{what} weight", weight) <= 0.0:
+                raise ValueError(f"{what} weight: expected a number > 0, got {weight!r}")
+            if not isinstance(values, Mapping):
+                raise TypeError(f"{what}: expected a mapping of parameters, got {type(values).__name__}")
+            ranges = {}
+            for pname, v in values.items():
+                rng = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+                if len(rng) != 2 or not all(is_number(x) for x in rng):
+                    raise TypeError(f"{what}[{pname!r}]: expected a number or a pair (lo, hi), got {v!r}")
+                lo, hi = (as_real(f"{what}[{pname!r}]", x) for x in rng)
+                if not lo <= hi:
+                    raise ValueError(f"{what}[{pname!r}]: lo={lo:g} > hi={hi:g}; pass (lo, hi) with lo <= hi")
+                ranges[str(pname)] = (lo, hi)
+            out.append((str(name), float(weight), ranges))
+        return dataclasses.replace(self, mixture=tuple(out))
 
     def with_randomize(self, ranges: Mapping[str, tuple[float, float]]) -> "PipelineSpec":
         """A copy that draws each named dynamic parameter uniformly in ``(lo, hi)`` per env per generation."""
