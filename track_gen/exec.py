@@ -54,21 +54,21 @@ def check_mask(mask: Any, num_envs: int, device, name: str = "mask") -> None:
 # One kernel per mask dtype, not one dtype-generic kernel: Warp 1.17's CPU graph replay picked
 # the wrong overload of generic kernels (see track_gen.pipeline.program._rows).
 @wp.kernel
-def _active_from_int32(mask: wp.array(dtype=wp.int32), active: wp.array(dtype=wp.int32)):
+def _active_from_int32(mask: wp.array(dtype=wp.int32), active_out: wp.array(dtype=wp.int32)):
     e = wp.tid()
-    active[e] = wp.where(mask[e] != 0, 1, 0)
+    active_out[e] = wp.where(mask[e] != 0, 1, 0)
 
 
 @wp.kernel
-def _active_from_uint8(mask: wp.array(dtype=wp.uint8), active: wp.array(dtype=wp.int32)):
+def _active_from_uint8(mask: wp.array(dtype=wp.uint8), active_out: wp.array(dtype=wp.int32)):
     e = wp.tid()
-    active[e] = wp.where(mask[e] != wp.uint8(0), 1, 0)
+    active_out[e] = wp.where(mask[e] != wp.uint8(0), 1, 0)
 
 
 @wp.kernel
-def _active_from_bool(mask: wp.array(dtype=wp.bool), active: wp.array(dtype=wp.int32)):
+def _active_from_bool(mask: wp.array(dtype=wp.bool), active_out: wp.array(dtype=wp.int32)):
     e = wp.tid()
-    active[e] = wp.where(mask[e], 1, 0)
+    active_out[e] = wp.where(mask[e], 1, 0)
 
 
 _TO_ACTIVE = {wp.int32: _active_from_int32, wp.uint8: _active_from_uint8, wp.bool: _active_from_bool}

@@ -26,11 +26,13 @@ Conventions of the kernels here:
   array (nonzero: act on this env), never None: the course passes its own all-ones array for a
   call without a mask. A masked kernel takes it as its first argument, ``mask``, and returns
   early for ``mask[e] == 0``.
-* **Argument names.** Arrays a kernel only writes end in ``_out`` (``hit_out``, ``s_out``); an
-  input that shares its name with an output has no suffix (``s`` in, ``s_out`` out). Per-env state
-  that a kernel reads and writes (warm segment, previous position) keeps its plain name, under a
-  ``# state`` comment or noted in the docstring. Half extents are ``half_w`` / ``half_h`` (never
-  ``hh``, which once meant a half height in one module and a full height in another).
+* **Arguments**, as mujoco_warp orders them: parameters (scalars, sizes, constants), then inputs,
+  then outputs. Every array a kernel (or a function it calls) writes ends in ``_out`` (``hit_out``,
+  ``s_out``), per-env state it reads and writes too (``prev_out``, noted in the docstring); an input
+  that shares its name with an output has no suffix (``s`` in, ``s_out`` out). Wide sets travel as
+  ``@wp.struct``\ s (``Scene``, ``BodyBox``, ``CheckpointArrays``), a written one as ``<name>_out``
+  (``contacts_out``, ``checkpoints_out``). Half extents are ``half_w`` / ``half_h`` (never ``hh``,
+  which once meant a half height in one module and a full height in another).
 * **Utility.** ``course.<name>`` returns the component's ``utility``: the component itself,
   except for the checkpoint components (their :class:`CheckpointSampler`).
 """

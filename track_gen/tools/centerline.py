@@ -93,14 +93,14 @@ def _gate_line_point(e: int, i: int, n: int, closed: int, S: int, gpos: wp.array
 @wp.func
 def trace_gate_line(e: int, n: int, closed: int, S: int, gpos: wp.array2d(dtype=wp.vec3f),
                     gnormal: wp.array2d(dtype=wp.vec3f), start_pos: wp.array(dtype=wp.vec3f),
-                    start_yaw: wp.array(dtype=wp.float32), write: int, points: wp.array2d(dtype=wp.vec3f),
-                    tangent: wp.array2d(dtype=wp.vec3f), s: wp.array2d(dtype=wp.float32),
-                    gate_s: wp.array2d(dtype=wp.float32)) -> float:
+                    start_yaw: wp.array(dtype=wp.float32), write: int, points_out: wp.array2d(dtype=wp.vec3f),
+                    tangent_out: wp.array2d(dtype=wp.vec3f), s_out: wp.array2d(dtype=wp.float32),
+                    gate_s_out: wp.array2d(dtype=wp.float32)) -> float:
     """Walk env ``e``'s gate line (``n`` gates, ``S`` samples per leg) point by point and return
     its length [m]: the float32 sum of the chord lengths, in point order.
 
-    Writes ``gate_s[e, g]`` (the arc length at gate ``g``'s centre) for ``g < n``, and, when
-    ``write != 0``, ``points`` / ``tangent`` / ``s`` of its ``n * S`` (+1 on a sprint) points
+    Writes ``gate_s_out[e, g]`` (the arc length at gate ``g``'s centre) for ``g < n``, and, when
+    ``write != 0``, ``points_out`` / ``tangent_out`` / ``s_out`` of its ``n * S`` (+1 on a sprint) points
     (the arrays are not touched otherwise: pass placeholders). ``n == 0``: nothing, returns 0.
 
     The one definition of the line's arc length: :class:`CenterlineFromGates` and
@@ -123,19 +123,19 @@ def trace_gate_line(e: int, n: int, closed: int, S: int, gpos: wp.array2d(dtype=
         d = q - p
         seg = wp.length(d)
         if i >= off and (i - off) % S == 0:
-            gate_s[e, (i - off) // S] = acc
+            gate_s_out[e, (i - off) // S] = acc
         if write != 0:
             # tangent of the segment leaving the point; a zero segment falls back to the leg's
             # start direction, the open end to the last gate's normal
             a0, fallback = _leg_start(e, wp.min(i // S, n - 1), closed, gpos, gnormal, start_pos, start_yaw)
             if i + 1 >= npts and closed == 0:
                 fallback = gnormal[e, n - 1]
-            points[e, i] = p
-            s[e, i] = acc
+            points_out[e, i] = p
+            s_out[e, i] = acc
             if seg > 0.0:
-                tangent[e, i] = d / seg
+                tangent_out[e, i] = d / seg
             else:
-                tangent[e, i] = fallback
+                tangent_out[e, i] = fallback
         acc += seg
         p = q
     return acc

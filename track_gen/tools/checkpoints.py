@@ -29,7 +29,7 @@ from track_gen.rng import name_key, stream_state
 from track_gen.tools._common import arc_locate, capacity_arg, gates_in_use, positive, spaced_capacity, spaced_count
 from track_gen.tools.centerline import CenterlineFromGates, line_gates, trace_gate_line
 from track_gen.tools.component import Component
-from track_gen.tools.types import CheckpointSet, CourseLine
+from track_gen.tools.types import CheckpointArrays, CheckpointSet, CourseLine, checkpoint_arrays
 from track_gen.tools.component import check_name as _name
 
 __all__ = ["DEFAULT_HALF_HEIGHT", "LINE_CHORDS", "LINE_PROJECT", "LINE_TRACE", "CheckpointSampler", "Checkpoints",
@@ -63,18 +63,61 @@ def _names(arg: str, value) -> tuple[str, ...]:
 
 
 # -- kernels --------------------------------------------------------------------------------------
+@wp.struct
+class _LineArrays:
+    """The arrays of a :class:`~track_gen.tools.types.CourseLine` that rule 2 projects the gates on."""
+
+    points: wp.array2d(dtype=wp.vec3f)
+    s: wp.array2d(dtype=wp.float32)
+    count: wp.array(dtype=wp.int32)
+    length: wp.array(dtype=wp.float32)
+    closed: wp.array(dtype=wp.int32)
+
+
 @wp.func
-def _zero_row(e: int, k: int, pos: wp.array2d(dtype=wp.vec3f), normal: wp.array2d(dtype=wp.vec3f),
-              hw: wp.array2d(dtype=wp.float32), half_h: wp.array2d(dtype=wp.float32), cs: wp.array2d(dtype=wp.float32)):
-    pos[e, k] = wp.vec3f(0.0, 0.0, 0.0)
-    normal[e, k] = wp.vec3f(0.0, 0.0, 0.0)
-    hw[e, k] = 0.0
-    half_h[e, k] = 0.0
-    cs[e, k] = 0.0
+def _zero_rows(e: int, n: int, cap: int, checkpoints_out: CheckpointArrays):
+    """Rows ``n .. cap - 1`` of env e: zero (a row depends on its course only)."""
+    for k in range(n, cap):
+        checkpoints_out.pos[e, k] = wp.vec3f(0.0, 0.0, 0.0)
+        checkpoints_out.normal[e, k] = wp.vec3f(0.0, 0.0, 0.0)
+        checkpoints_out.half_width[e, k] = 0.0
+        checkpoints_out.half_height[e, k] = 0.0
+        checkpoints_out.s[e, k] = 0.0
+
+
+@wp.func
+def _project(p: wp.vec3f, line: _LineArrays, e: int, m: int, sg: float) -> float:
+    """The arc length of the nearest point to ``p`` on env e's course line of ``m`` points
+    (``sg`` when no distance compares below BIG)."""
+    segs = m - 1
+    if line.closed[e] != 0:
+        segs = m
+    best = float(BIG)
+    for i in range(segs):
+        i1 = (i + 1) % m
+        a = line.points[e, i]
+        d = line.points[e, i1] - a
+        sa = line.s[e, i]
+        sb = line.length[e]
+        if i + 1 < m:
+            sb = line.s[e, i + 1]
+        dd = wp.dot(d, d)
+        f = float(0.0)
+        if dd > 0.0:
+            f = wp.clamp(wp.dot(p - a, d) / dd, 0.0, 1.0)
+        dist = wp.length(p - (a + d * f))
+        if dist < best:
+            best = dist
+            sg = sa + (sb - sa) * f
+    return sg
 
 
 @wp.kernel
 def _track_checkpoints(
+    num_points: int,
+    spacing: float,
+    cap: int,
+    half_height: float,
     mask: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     xy: wp.array2d(dtype=wp.vec2f),
@@ -83,19 +126,7 @@ def _track_checkpoints(
     tangent: wp.array2d(dtype=wp.vec2f),
     s: wp.array2d(dtype=wp.float32),
     length: wp.array(dtype=wp.float32),
-    num_points: int,
-    spacing: float,
-    cap: int,
-    half_height: float,
-    # outputs
-    pos_out: wp.array2d(dtype=wp.vec3f),
-    normal_out: wp.array2d(dtype=wp.vec3f),
-    half_w_out: wp.array2d(dtype=wp.float32),
-    half_h_out: wp.array2d(dtype=wp.float32),
-    s_out: wp.array2d(dtype=wp.float32),
-    count_out: wp.array(dtype=wp.int32),
-    length_out: wp.array(dtype=wp.float32),
-    closed_out: wp.array(dtype=wp.int32),
+    checkpoints_out: CheckpointArrays,
 ):
     e = wp.tid()
     if mask[e] == 0:
@@ -115,23 +146,27 @@ def _track_checkpoints(
         if wp.length(t) < 1.0e-6:
             t = xy[e, j] - xy[e, i]
         t = wp.normalize(t)
-        pos_out[e, k] = wp.vec3f(p[0], p[1], z[e, i] + (z[e, j] - z[e, i]) * f)
-        normal_out[e, k] = wp.normalize(wp.vec3f(t[0], t[1], slope))
-        half_w_out[e, k] = half_width[e, i] + (half_width[e, j] - half_width[e, i]) * f
-        half_h_out[e, k] = half_height
-        s_out[e, k] = sk
-    for k in range(n, cap):
-        _zero_row(e, k, pos_out, normal_out, half_w_out, half_h_out, s_out)
-    count_out[e] = n
+        out = checkpoints_out
+        out.pos[e, k] = wp.vec3f(p[0], p[1], z[e, i] + (z[e, j] - z[e, i]) * f)
+        out.normal[e, k] = wp.normalize(wp.vec3f(t[0], t[1], slope))
+        out.half_width[e, k] = half_width[e, i] + (half_width[e, j] - half_width[e, i]) * f
+        out.half_height[e, k] = half_height
+        out.s[e, k] = sk
+    _zero_rows(e, n, cap, checkpoints_out)
+    checkpoints_out.count[e] = n
     if n > 0:
-        length_out[e] = total
+        checkpoints_out.length[e] = total
     else:
-        length_out[e] = 0.0
-    closed_out[e] = 1
+        checkpoints_out.length[e] = 0.0
+    checkpoints_out.closed[e] = 1
 
 
 @wp.kernel
 def _gate_checkpoints(
+    is_closed: int,
+    cap: int,
+    line_mode: int,  # LINE_CHORDS / LINE_TRACE / LINE_PROJECT
+    samples: int,  # LINE_TRACE: the CenterlineFromGates' samples_per_gate
     mask: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     gpos: wp.array2d(dtype=wp.vec3f),
@@ -141,26 +176,10 @@ def _gate_checkpoints(
     height: wp.array(dtype=wp.float32),
     start_pos: wp.array(dtype=wp.vec3f),
     start_yaw: wp.array(dtype=wp.float32),
-    is_closed: int,
-    cap: int,
-    line_mode: int,  # LINE_CHORDS / LINE_TRACE / LINE_PROJECT
-    samples: int,  # LINE_TRACE: the CenterlineFromGates' samples_per_gate
-    scratch_points: wp.array2d(dtype=wp.vec3f),  # placeholders trace_gate_line does not write
-    scratch_s: wp.array2d(dtype=wp.float32),
-    line_points: wp.array2d(dtype=wp.vec3f),
-    line_s: wp.array2d(dtype=wp.float32),
-    line_count: wp.array(dtype=wp.int32),
-    line_length: wp.array(dtype=wp.float32),
-    line_closed: wp.array(dtype=wp.int32),
-    # outputs
-    pos_out: wp.array2d(dtype=wp.vec3f),
-    normal_out: wp.array2d(dtype=wp.vec3f),
-    half_w_out: wp.array2d(dtype=wp.float32),
-    half_h_out: wp.array2d(dtype=wp.float32),
-    s_out: wp.array2d(dtype=wp.float32),
-    count_out: wp.array(dtype=wp.int32),
-    length_out: wp.array(dtype=wp.float32),
-    closed_out: wp.array(dtype=wp.int32),
+    line: _LineArrays,  # LINE_PROJECT: the course line
+    scratch_points_out: wp.array2d(dtype=wp.vec3f),  # placeholders trace_gate_line does not write
+    scratch_s_out: wp.array2d(dtype=wp.float32),
+    checkpoints_out: CheckpointArrays,
 ):
     e = wp.tid()
     if mask[e] == 0:
@@ -173,11 +192,11 @@ def _gate_checkpoints(
         # gate arc lengths written straight into s_out by the very function that line sums with
         if line_gates(valid[e], gcount[e], is_closed, cap) > 0:
             line_total = trace_gate_line(e, n, is_closed, samples, gpos, gnormal, start_pos, start_yaw, 0,
-                                         scratch_points, scratch_points, scratch_s, s_out)
+                                         scratch_points_out, scratch_points_out, scratch_s_out, checkpoints_out.s)
             traced = 1
     m = int(0)  # points of a projected course line (0: use the gate polyline)
     if line_mode == _LINE_PROJECT and n > 0:
-        m = line_count[e]
+        m = line.count[e]
         if m < 2:
             m = 0
     acc = float(0.0)
@@ -187,71 +206,51 @@ def _gate_checkpoints(
             acc += wp.length(p - gpos[e, g - 1])
         sg = acc
         if m > 0:
-            segs = m - 1
-            if line_closed[e] != 0:
-                segs = m
-            best = float(BIG)
-            for i in range(segs):
-                i1 = (i + 1) % m
-                a = line_points[e, i]
-                d = line_points[e, i1] - a
-                sa = line_s[e, i]
-                sb = line_length[e]
-                if i + 1 < m:
-                    sb = line_s[e, i + 1]
-                dd = wp.dot(d, d)
-                f = float(0.0)
-                if dd > 0.0:
-                    f = wp.clamp(wp.dot(p - a, d) / dd, 0.0, 1.0)
-                dist = wp.length(p - (a + d * f))
-                if dist < best:
-                    best = dist
-                    sg = sa + (sb - sa) * f
-        pos_out[e, g] = p
-        normal_out[e, g] = gnormal[e, g]
-        half_w_out[e, g] = 0.5 * width[e]
-        half_h_out[e, g] = 0.5 * height[e]
+            sg = _project(p, line, e, m, acc)
+        checkpoints_out.pos[e, g] = p
+        checkpoints_out.normal[e, g] = gnormal[e, g]
+        checkpoints_out.half_width[e, g] = 0.5 * width[e]
+        checkpoints_out.half_height[e, g] = 0.5 * height[e]
         if traced == 0:
-            s_out[e, g] = sg
-    for k in range(n, cap):
-        _zero_row(e, k, pos_out, normal_out, half_w_out, half_h_out, s_out)
+            checkpoints_out.s[e, g] = sg
+    _zero_rows(e, n, cap, checkpoints_out)
     total = acc
     if is_closed != 0 and n > 1:
         total += wp.length(gpos[e, 0] - gpos[e, n - 1])
     if m > 0:
-        total = line_length[e]
+        total = line.length[e]
     if traced != 0:
         total = line_total
     if n == 0:
         total = 0.0
-    count_out[e] = n
-    length_out[e] = total
-    closed_out[e] = is_closed
+    checkpoints_out.count[e] = n
+    checkpoints_out.length[e] = total
+    checkpoints_out.closed[e] = is_closed
 
 
 @wp.kernel
 def _sample(
+    key: int,
+    jitter_lateral: float,
+    jitter_vertical: float,
+    jitter_yaw: float,
     mask: wp.array(dtype=wp.int32),
     seeds: wp.array(dtype=wp.int32),
-    counter: wp.array(dtype=wp.int32),
-    key: int,
     cp_pos: wp.array2d(dtype=wp.vec3f),
     cp_normal: wp.array2d(dtype=wp.vec3f),
     cp_count: wp.array(dtype=wp.int32),
     start_pos: wp.array(dtype=wp.vec3f),
     start_yaw: wp.array(dtype=wp.float32),
-    jitter_lateral: float,
-    jitter_vertical: float,
-    jitter_yaw: float,
-    out_index: wp.array(dtype=wp.int32),
-    out_pos: wp.array(dtype=wp.vec3f),
-    out_yaw: wp.array(dtype=wp.float32),
+    counter_out: wp.array(dtype=wp.int32),  # read and written: the draws so far
+    index_out: wp.array(dtype=wp.int32),
+    pos_out: wp.array(dtype=wp.vec3f),
+    yaw_out: wp.array(dtype=wp.float32),
 ):
     e = wp.tid()
     if mask[e] == 0:
         return
-    c = counter[e] + 1
-    counter[e] = c
+    c = counter_out[e] + 1
+    counter_out[e] = c
     st = stream_state(seeds[e], c, key, 0)
     r0 = wp.randf(st)
     r1 = wp.randf(st)
@@ -259,22 +258,22 @@ def _sample(
     r3 = wp.randf(st)
     n = cp_count[e]
     if n <= 0:
-        out_index[e] = -1
-        out_pos[e] = start_pos[e]
-        out_yaw[e] = start_yaw[e]
+        index_out[e] = -1
+        pos_out[e] = start_pos[e]
+        yaw_out[e] = start_yaw[e]
         return
     k = wp.min(int(r0 * float(n)), n - 1)
     nn = cp_normal[e, k]
     lat = unit_lateral(nn)
-    out_index[e] = k
-    out_pos[e] = jitter_position(cp_pos[e, k], lat, r1, r2, jitter_lateral, jitter_vertical)
-    out_yaw[e] = wrap_angle(wp.atan2(nn[1], nn[0]) + jitter_yaw * (2.0 * r3 - 1.0))
+    index_out[e] = k
+    pos_out[e] = jitter_position(cp_pos[e, k], lat, r1, r2, jitter_lateral, jitter_vertical)
+    yaw_out[e] = wrap_angle(wp.atan2(nn[1], nn[0]) + jitter_yaw * (2.0 * r3 - 1.0))
 
 
 @wp.kernel
-def _index_seeds(seeds: wp.array(dtype=wp.int32)):
+def _index_seeds(seeds_out: wp.array(dtype=wp.int32)):
     e = wp.tid()
-    seeds[e] = e
+    seeds_out[e] = e
 
 
 # -- the sampler ----------------------------------------------------------------------------------
@@ -305,7 +304,7 @@ class CheckpointSampler:
         self._start_pos, self._start_yaw = start_pos, start_yaw
         if seeds is None:
             seeds = wp.zeros(E, dtype=wp.int32, device=self.device)
-            wp.launch(_index_seeds, dim=E, inputs=[seeds], device=self.device)
+            wp.launch(_index_seeds, dim=E, outputs=[seeds], device=self.device)
         self.seeds = seeds
         self.key = name_key("checkpoints.sampler") if key is None else int(key)
         self.counter = wp.zeros(E, dtype=wp.int32, device=self.device)
@@ -357,9 +356,9 @@ class CheckpointSampler:
         cp = self.checkpoints
         wp.launch(
             _sample, dim=self.num_envs,
-            inputs=[active, self.seeds, self.counter, self.key, cp.pos, cp.normal, cp.count, self._start_pos,
-                    self._start_yaw, jl, jv, jy],
-            outputs=[out_index, out_pos, out_yaw], device=self.device,
+            inputs=[self.key, jl, jv, jy, active, self.seeds, cp.pos, cp.normal, cp.count, self._start_pos,
+                    self._start_yaw],
+            outputs=[self.counter, out_index, out_pos, out_yaw], device=self.device,
         )
 
     def __repr__(self) -> str:
@@ -384,6 +383,7 @@ class _CheckpointComponent(Component):
     def _finish_attach(self, ctx, C: int) -> None:
         self.capacity = int(C)
         self.result = _alloc_set(ctx.num_envs, C, ctx.device)
+        self._checkpoints_out = checkpoint_arrays(self.result)
         seeds = getattr(getattr(ctx.generator, "seeds", None), "seeds", None)
         if not isinstance(seeds, wp.array):
             seeds = None
@@ -444,12 +444,12 @@ class Checkpoints(_CheckpointComponent):
         return C
 
     def on_generate(self, ctx, mask) -> None:
-        r, g = self.result, ctx.result
+        g = ctx.result
         wp.launch(
             _track_checkpoints, dim=ctx.num_envs,
-            inputs=[mask, g.valid, g.xy, g.z, g.half_width, g.tangent, g.s, g.length, int(g.xy.shape[1]),
-                    self.spacing, self.capacity, self.half_height],
-            outputs=[r.pos, r.normal, r.half_width, r.half_height, r.s, r.count, r.length, r.closed],
+            inputs=[int(g.xy.shape[1]), self.spacing, self.capacity, self.half_height, mask, g.valid, g.xy, g.z,
+                    g.half_width, g.tangent, g.s, g.length],
+            outputs=[self._checkpoints_out],
             device=ctx.device,
         )
 
@@ -531,14 +531,15 @@ class GateCheckpoints(_CheckpointComponent):
                 )
             self._line_mode = LINE_PROJECT
             self._line_arrays = (res.points, res.s, res.count, res.length, res.closed)
+        line = self._line = _LineArrays()
+        line.points, line.s, line.count, line.length, line.closed = self._line_arrays
 
     def on_generate(self, ctx, mask) -> None:
-        r, g = self.result, ctx.result
+        g = ctx.result
         wp.launch(
             _gate_checkpoints, dim=ctx.num_envs,
-            inputs=[mask, g.valid, g.pos, g.normal, g.count, g.width, g.height, g.start_pos, g.start_yaw,
-                    int(bool(g.closed)), self.capacity, self._line_mode, self._samples, *self._scratch,
-                    *self._line_arrays],
-            outputs=[r.pos, r.normal, r.half_width, r.half_height, r.s, r.count, r.length, r.closed],
+            inputs=[int(bool(g.closed)), self.capacity, self._line_mode, self._samples, mask, g.valid, g.pos,
+                    g.normal, g.count, g.width, g.height, g.start_pos, g.start_yaw, self._line],
+            outputs=[*self._scratch, self._checkpoints_out],
             device=ctx.device,
         )

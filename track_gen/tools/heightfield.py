@@ -259,22 +259,22 @@ def _bilinear(heights: wp.array3d(dtype=wp.float32), e: int, x0: float, cell: fl
 @wp.kernel
 def _sample2_kernel(heights: wp.array3d(dtype=wp.float32), x0: float, cell: float,
                     points: wp.array(dtype=wp.vec2f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
-                    out: wp.array(dtype=wp.float32)):
+                    heights_out: wp.array(dtype=wp.float32)):
     e = wp.tid()
     p = points[e]
     if has_origin != 0:
         o = origin[e]
         p = p - wp.vec2f(o[0], o[1])
-    out[e] = _bilinear(heights, e, x0, cell, p)
+    heights_out[e] = _bilinear(heights, e, x0, cell, p)
 
 
 @wp.kernel
 def _sample3_kernel(heights: wp.array3d(dtype=wp.float32), x0: float, cell: float,
                     points: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
-                    out: wp.array(dtype=wp.float32)):
+                    heights_out: wp.array(dtype=wp.float32)):
     e = wp.tid()
     p = env_position(points, origin, has_origin, e)
-    out[e] = _bilinear(heights, e, x0, cell, wp.vec2f(p[0], p[1]))
+    heights_out[e] = _bilinear(heights, e, x0, cell, wp.vec2f(p[0], p[1]))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -304,16 +304,41 @@ def _heading(quat: wp.array(dtype=wp.quatf), has_quat: int, e: int, d: wp.vec3f)
     return heading
 
 
+@wp.struct
+class FrameRows:
+    """The :class:`~track_gen.tools.types.TrackFrame` arrays the localizer writes, and its search kind."""
+
+    s: wp.array(dtype=wp.float32)
+    lateral: wp.array(dtype=wp.float32)
+    vertical: wp.array(dtype=wp.float32)
+    heading: wp.array(dtype=wp.float32)
+    tangent: wp.array(dtype=wp.vec3f)
+    segment: wp.array(dtype=wp.int32)
+    distance: wp.array(dtype=wp.float32)
+    search: wp.array(dtype=wp.int32)
+
+
+@wp.func
+def _write_frame(e: int, frame_out: FrameRows, s: float, lateral: float, vertical: float, heading: float,
+                 tangent: wp.vec3f, segment: int, distance: float, search: int):
+    frame_out.s[e] = s
+    frame_out.lateral[e] = lateral
+    frame_out.vertical[e] = vertical
+    frame_out.heading[e] = heading
+    frame_out.tangent[e] = tangent
+    frame_out.segment[e] = segment
+    frame_out.distance[e] = distance
+    frame_out.search[e] = search
+
+
 @wp.kernel
-def _locate(pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
-            quat: wp.array(dtype=wp.quatf), has_quat: int, window: int,
-            block: int, pts: wp.array2d(dtype=wp.vec4f), spheres: wp.array2d(dtype=wp.vec4f),
-            num_seg: wp.array(dtype=wp.int32), closed: wp.array(dtype=wp.int32), prev: wp.array(dtype=wp.int32),
-            s_out: wp.array(dtype=wp.float32), lateral_out: wp.array(dtype=wp.float32),
-            vertical_out: wp.array(dtype=wp.float32), heading_out: wp.array(dtype=wp.float32),
-            tangent_out: wp.array(dtype=wp.vec3f), segment_out: wp.array(dtype=wp.int32),
-            distance_out: wp.array(dtype=wp.float32), search_out: wp.array(dtype=wp.int32)):
-    """``prev``: the warm state (each env's previous segment, -1 when none), read and written."""
+def _locate(window: int, block: int,
+            pts: wp.array2d(dtype=wp.vec4f), spheres: wp.array2d(dtype=wp.vec4f), num_seg: wp.array(dtype=wp.int32),
+            closed: wp.array(dtype=wp.int32),
+            pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
+            quat: wp.array(dtype=wp.quatf), has_quat: int,
+            prev_out: wp.array(dtype=wp.int32), frame_out: FrameRows):
+    """``prev_out``: the warm state (each env's previous segment, -1 when none), read and written."""
     e = wp.tid()
     p = env_position(pos, origin, has_origin, e)
     m = num_seg[e]
@@ -327,7 +352,7 @@ def _locate(pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has
     open_lo = False
     open_hi = False
     if m > 0 and finite3(p):
-        mode, w_start, w_len, open_lo, open_hi = _warm_window(prev[e], m, window, closed[e] != 0)
+        mode, w_start, w_len, open_lo, open_hi = _warm_window(prev_out[e], m, window, closed[e] != 0)
 
     # one or two searches: the warm window (mode SEARCH_WARM), or every block not pruned by its
     # sphere (SEARCH_GLOBAL, the nearest block first); a rejected warm result falls back to global.
@@ -389,15 +414,8 @@ def _locate(pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has
         break
 
     if best_j < 0:
-        s_out[e] = 0.0
-        lateral_out[e] = 0.0
-        vertical_out[e] = 0.0
-        heading_out[e] = 0.0
-        tangent_out[e] = wp.vec3f(0.0, 0.0, 0.0)
-        segment_out[e] = -1
-        distance_out[e] = 0.0
-        search_out[e] = SEARCH_NONE
-        prev[e] = -1
+        _write_frame(e, frame_out, 0.0, 0.0, 0.0, 0.0, wp.vec3f(0.0, 0.0, 0.0), -1, 0.0, SEARCH_NONE)
+        prev_out[e] = -1
         return
 
     sa = pts[e, best_j]
@@ -412,15 +430,9 @@ def _locate(pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has
     lateral = float(0.0)
     if hl > 0.0:
         lateral = (d[0] * off[1] - d[1] * off[0]) / hl
-    s_out[e] = sa[3] + best_t * (sb[3] - sa[3])
-    lateral_out[e] = lateral
-    vertical_out[e] = off[2]
-    heading_out[e] = _heading(quat, has_quat, e, d)
-    tangent_out[e] = tangent
-    segment_out[e] = best_j
-    distance_out[e] = wp.sqrt(best_d2)
-    search_out[e] = mode
-    prev[e] = best_j
+    _write_frame(e, frame_out, sa[3] + best_t * (sb[3] - sa[3]), lateral, off[2], _heading(quat, has_quat, e, d),
+                 tangent, best_j, wp.sqrt(best_d2), mode)
+    prev_out[e] = best_j
 
 
 # -- component ---------------------------------------------------------------------------------
@@ -516,6 +528,10 @@ class Localizer(Component):
             tangent=wp.zeros(E, dtype=wp.vec3f, device=dev), segment=wp.full(E, -1, dtype=wp.int32, device=dev),
             distance=wp.zeros(E, dtype=wp.float32, device=dev),
         )
+        r = self.result
+        rows = self._rows = FrameRows()
+        rows.s, rows.lateral, rows.vertical, rows.heading = r.s, r.lateral, r.vertical, r.heading
+        rows.tangent, rows.segment, rows.distance, rows.search = r.tangent, r.segment, r.distance, self.search
 
     def on_generate(self, ctx, mask) -> None:
         line, E, dev = self.line, ctx.num_envs, ctx.device
@@ -530,14 +546,12 @@ class Localizer(Component):
 
     def step(self, ctx) -> None:
         quat = (self._bound or {}).get("orientation")
-        r = self.result
         wp.launch(_locate, dim=ctx.num_envs,
-                  inputs=[self._bound["position"], *origin_args(self._bound, self._no_origin),
-                          self._no_quat if quat is None else quat, int(quat is not None),
-                          self.warm_window or 0, self._block, self._pts, self._spheres,
-                          self._num_seg, self.line.closed, self.last_segment],
-                  outputs=[r.s, r.lateral, r.vertical, r.heading, r.tangent, r.segment, r.distance, self.search],
+                  inputs=[self.warm_window or 0, self._block, self._pts, self._spheres, self._num_seg, self.line.closed,
+                          self._bound["position"], *origin_args(self._bound, self._no_origin),
+                          self._no_quat if quat is None else quat, int(quat is not None)],
+                  outputs=[self.last_segment, self._rows],
                   device=ctx.device)
 
     def reset(self, ctx, mask) -> None:
-        wp.launch(_invalidate, dim=ctx.num_envs, inputs=[mask, self.last_segment], device=ctx.device)
+        wp.launch(_invalidate, dim=ctx.num_envs, inputs=[mask], outputs=[self.last_segment], device=ctx.device)

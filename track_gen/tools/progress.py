@@ -69,7 +69,7 @@ import warp as wp
 from track_gen.math import lateral_axis
 from track_gen.tools._common import ORIGIN_INPUT, env_position, no_origin, origin_args
 from track_gen.tools.component import Component, InputSpec
-from track_gen.tools.types import ProgressEvents
+from track_gen.tools.types import CheckpointArrays, ProgressEvents, checkpoint_arrays
 from track_gen.tools.component import check_name as _name
 
 __all__ = ["Progress", "START_TOLERANCE"]
@@ -98,15 +98,41 @@ def _in_opening(a: wp.vec3f, b: wp.vec3f, da: float, db: float, p: wp.vec3f, n: 
     return lat * lat <= half_w * half_w * q and vert * vert <= half_h * half_h * q
 
 
+@wp.struct
+class ProgressState:
+    """Per-env state, read and written each step: the previous position (and whether one is
+    stored), the progress origin, the last within-lap progress, the next checkpoint, the laps
+    and the checkpoints passed since reset (the last three are also the result's)."""
+
+    prev_pos: wp.array(dtype=wp.vec3f)
+    has_prev: wp.array(dtype=wp.int32)
+    origin: wp.array(dtype=wp.float32)
+    last_local: wp.array(dtype=wp.float32)
+    next: wp.array(dtype=wp.int32)
+    laps: wp.array(dtype=wp.int32)
+    total: wp.array(dtype=wp.int32)
+
+
+@wp.struct
+class StepEvents:
+    """This step's events and progress, per env (the result's other arrays)."""
+
+    passed: wp.array(dtype=wp.int32)
+    missed: wp.array(dtype=wp.int32)
+    wrong_way: wp.array(dtype=wp.int32)
+    lap: wp.array(dtype=wp.int32)
+    progress: wp.array(dtype=wp.float32)
+    delta: wp.array(dtype=wp.float32)
+
+
 @wp.func
-def _no_events(e: int, passed: wp.array(dtype=wp.int32), missed: wp.array(dtype=wp.int32),
-               wrong_way: wp.array(dtype=wp.int32), lap: wp.array(dtype=wp.int32), delta: wp.array(dtype=wp.float32)):
+def _no_events(e: int, events_out: StepEvents):
     """This step's events of env e: none, and no change of progress."""
-    passed[e] = 0
-    missed[e] = 0
-    wrong_way[e] = 0
-    lap[e] = 0
-    delta[e] = 0.0
+    events_out.passed[e] = 0
+    events_out.missed[e] = 0
+    events_out.wrong_way[e] = 0
+    events_out.lap[e] = 0
+    events_out.delta[e] = 0.0
 
 
 @wp.func
@@ -121,13 +147,12 @@ def _fraction(dp: float, dn: float) -> float:
 
 
 @wp.func
-def _local(x: wp.vec3f, e: int, nx: int, n: int, closed: int, cp_pos: wp.array2d(dtype=wp.vec3f),
-           cp_normal: wp.array2d(dtype=wp.vec3f), cp_s: wp.array2d(dtype=wp.float32), length: float) -> float:
+def _local(x: wp.vec3f, e: int, nx: int, n: int, closed: int, cps: CheckpointArrays, length: float) -> float:
     """Within-lap progress [m] of position x with checkpoint nx next (see the module docstring)."""
     if nx >= n:  # a finished sprint
-        return cp_s[e, n - 1]
-    dn = wp.dot(x - cp_pos[e, nx], cp_normal[e, nx])
-    sn = cp_s[e, nx]
+        return cps.s[e, n - 1]
+    dn = wp.dot(x - cps.pos[e, nx], cps.normal[e, nx])
+    sn = cps.s[e, nx]
     if nx == 0 and closed == 0:
         return sn + wp.min(dn, 0.0)
     if n == 1:  # a one-checkpoint loop: whole laps only
@@ -136,17 +161,17 @@ def _local(x: wp.vec3f, e: int, nx: int, n: int, closed: int, cp_pos: wp.array2d
     sp = float(0.0)
     if ip < 0:
         ip = n - 1
-        sp = cp_s[e, ip] - length
+        sp = cps.s[e, ip] - length
     else:
-        sp = cp_s[e, ip]
+        sp = cps.s[e, ip]
     dp = float(0.0)
     if dn < 0.0:
-        dp = wp.dot(x - cp_pos[e, ip], cp_normal[e, ip])
+        dp = wp.dot(x - cps.pos[e, ip], cps.normal[e, ip])
     return sp + _fraction(dp, dn) * (sn - sp)
 
 
 @wp.func
-def _behind(e: int, nx: int, n: int, closed: int, length: float, cp_s: wp.array2d(dtype=wp.float32)):
+def _behind(e: int, nx: int, n: int, closed: int, length: float, cps: CheckpointArrays):
     """The checkpoint behind next checkpoint ``nx`` (-1 before the first one of a sprint) and its
     arc length (on a loop, checkpoint n - 1 behind checkpoint 0 sits one lap back)."""
     ip = nx - 1
@@ -154,35 +179,31 @@ def _behind(e: int, nx: int, n: int, closed: int, length: float, cp_s: wp.array2
     if ip < 0:
         if closed != 0:
             ip = n - 1
-            sp = cp_s[e, ip] - length
+            sp = cps.s[e, ip] - length
     else:
-        sp = cp_s[e, ip]
+        sp = cps.s[e, ip]
     return ip, sp
 
 
 @wp.func
-def _wrong_way(a: wp.vec3f, b: wp.vec3f, e: int, ip: int, cp_pos: wp.array2d(dtype=wp.vec3f),
-               cp_normal: wp.array2d(dtype=wp.vec3f), cp_half_w: wp.array2d(dtype=wp.float32),
-               cp_half_h: wp.array2d(dtype=wp.float32)):
+def _wrong_way(a: wp.vec3f, b: wp.vec3f, e: int, ip: int, cps: CheckpointArrays):
     """Whether the step a -> b crossed checkpoint ``ip`` (the one behind) backwards, within twice
     its opening; and b's signed distance to that plane (0 when there is none)."""
     ww = int(0)
     dpb = float(0.0)
     if ip >= 0:
-        p = cp_pos[e, ip]
-        nrm = cp_normal[e, ip]
+        p = cps.pos[e, ip]
+        nrm = cps.normal[e, ip]
         dpa = wp.dot(a - p, nrm)
         dpb = wp.dot(b - p, nrm)
         if dpa >= 0.0 and dpb < 0.0:
-            if _in_opening(a, b, dpa, dpb, p, nrm, 2.0 * cp_half_w[e, ip], 2.0 * cp_half_h[e, ip]):
+            if _in_opening(a, b, dpa, dpb, p, nrm, 2.0 * cps.half_width[e, ip], 2.0 * cps.half_height[e, ip]):
                 ww = 1
     return ww, dpb
 
 
 @wp.func
-def _pass_planes(a: wp.vec3f, b: wp.vec3f, e: int, n: int, nx: int, lp: int, closed: int,
-                 cp_pos: wp.array2d(dtype=wp.vec3f), cp_normal: wp.array2d(dtype=wp.vec3f),
-                 cp_half_w: wp.array2d(dtype=wp.float32), cp_half_h: wp.array2d(dtype=wp.float32)):
+def _pass_planes(a: wp.vec3f, b: wp.vec3f, e: int, n: int, nx: int, lp: int, closed: int, cps: CheckpointArrays):
     """The checkpoints the step a -> b passes in order from ``nx``, each crossed forwards inside
     its opening (a crossing outside it is a miss and stops the walk). Returns ``(nx, laps,
     count, miss, lap_done, db)``; ``db`` is b's signed distance to the plane of the ``nx`` it
@@ -190,14 +211,14 @@ def _pass_planes(a: wp.vec3f, b: wp.vec3f, e: int, n: int, nx: int, lp: int, clo
     count = int(0)
     miss = int(0)
     lap_done = int(0)
-    p = cp_pos[e, nx]
-    nrm = cp_normal[e, nx]
+    p = cps.pos[e, nx]
+    nrm = cps.normal[e, nx]
     da = wp.dot(a - p, nrm)
     db = wp.dot(b - p, nrm)
     db0 = db
     if da < 0.0 and db >= 0.0:
         for _i in range(n):
-            if not _in_opening(a, b, da, db, p, nrm, cp_half_w[e, nx], cp_half_h[e, nx]):
+            if not _in_opening(a, b, da, db, p, nrm, cps.half_width[e, nx], cps.half_height[e, nx]):
                 miss = 1
                 break
             count += 1
@@ -208,8 +229,8 @@ def _pass_planes(a: wp.vec3f, b: wp.vec3f, e: int, n: int, nx: int, lp: int, clo
                 if closed == 0:
                     break
                 nx = 0
-            p = cp_pos[e, nx]
-            nrm = cp_normal[e, nx]
+            p = cps.pos[e, nx]
+            nrm = cps.normal[e, nx]
             da = wp.dot(a - p, nrm)
             db = wp.dot(b - p, nrm)
             if da >= 0.0 or db < 0.0:
@@ -219,58 +240,40 @@ def _pass_planes(a: wp.vec3f, b: wp.vec3f, e: int, n: int, nx: int, lp: int, clo
 
 @wp.kernel
 def _progress_step(
+    checkpoints: CheckpointArrays,
+    valid: wp.array(dtype=wp.int32),
     position: wp.array(dtype=wp.vec3f),
     env_origin: wp.array(dtype=wp.vec3f),
     has_origin: int,
-    valid: wp.array(dtype=wp.int32),
-    cp_pos: wp.array2d(dtype=wp.vec3f),
-    cp_normal: wp.array2d(dtype=wp.vec3f),
-    cp_half_w: wp.array2d(dtype=wp.float32),
-    cp_half_h: wp.array2d(dtype=wp.float32),
-    cp_s: wp.array2d(dtype=wp.float32),
-    cp_count: wp.array(dtype=wp.int32),
-    cp_length: wp.array(dtype=wp.float32),
-    cp_closed: wp.array(dtype=wp.int32),
-    # state, read and written
-    prev_pos: wp.array(dtype=wp.vec3f),
-    has_prev: wp.array(dtype=wp.int32),
-    origin: wp.array(dtype=wp.float32),
-    last_local: wp.array(dtype=wp.float32),
-    next_cp: wp.array(dtype=wp.int32),
-    # outputs (laps and total: also state, read and written)
-    passed_out: wp.array(dtype=wp.int32),
-    missed_out: wp.array(dtype=wp.int32),
-    wrong_way_out: wp.array(dtype=wp.int32),
-    lap_out: wp.array(dtype=wp.int32),
-    laps: wp.array(dtype=wp.int32),
-    total: wp.array(dtype=wp.int32),
-    progress_out: wp.array(dtype=wp.float32),
-    delta_out: wp.array(dtype=wp.float32),
+    state_out: ProgressState,  # read and written
+    events_out: StepEvents,
 ):
     e = wp.tid()
-    n = wp.min(cp_count[e], cp_pos.shape[1])
+    cps = checkpoints
+    st = state_out
+    n = wp.min(cps.count[e], cps.pos.shape[1])
     b = env_position(position, env_origin, has_origin, e)
     if valid[e] == 0 or n <= 0 or not wp.isfinite(b):
-        _no_events(e, passed_out, missed_out, wrong_way_out, lap_out, delta_out)
+        _no_events(e, events_out)
         if valid[e] == 0 or n <= 0:
-            progress_out[e] = 0.0
+            events_out.progress[e] = 0.0
         return
-    closed = wp.where(cp_closed[e] != 0, 1, 0)
-    length = cp_length[e]
-    nx = next_cp[e]
+    closed = wp.where(cps.closed[e] != 0, 1, 0)
+    length = cps.length[e]
+    nx = st.next[e]
     if nx < 0 or nx > n or (nx == n and closed != 0):
         nx = 0  # only after a checkpoint set changed without a reset
-    if has_prev[e] == 0:
-        loc0 = _local(b, e, nx, n, closed, cp_pos, cp_normal, cp_s, length)
-        origin[e] = loc0
-        last_local[e] = loc0
-        prev_pos[e] = b
-        has_prev[e] = 1
-        _no_events(e, passed_out, missed_out, wrong_way_out, lap_out, delta_out)
-        progress_out[e] = 0.0
+    if st.has_prev[e] == 0:
+        loc0 = _local(b, e, nx, n, closed, cps, length)
+        st.origin[e] = loc0
+        st.last_local[e] = loc0
+        st.prev_pos[e] = b
+        st.has_prev[e] = 1
+        _no_events(e, events_out)
+        events_out.progress[e] = 0.0
         return
-    a = prev_pos[e]
-    lp0 = laps[e]
+    a = st.prev_pos[e]
+    lp0 = st.laps[e]
     lp = lp0
     count = int(0)
     ww = int(0)
@@ -278,12 +281,11 @@ def _progress_step(
     lap_done = int(0)
     loc = float(0.0)
     if nx < n:  # not a finished sprint
-        ip, sp = _behind(e, nx, n, closed, length, cp_s)
-        ww, dpb = _wrong_way(a, b, e, ip, cp_pos, cp_normal, cp_half_w, cp_half_h)
-        nx, lp, count, miss, lap_done, db = _pass_planes(a, b, e, n, nx, lp, closed, cp_pos, cp_normal, cp_half_w,
-                                                         cp_half_h)
+        ip, sp = _behind(e, nx, n, closed, length, cps)
+        ww, dpb = _wrong_way(a, b, e, ip, cps)
+        nx, lp, count, miss, lap_done, db = _pass_planes(a, b, e, n, nx, lp, closed, cps)
         if count == 0:  # the common step: reuse the plane distances
-            sn = cp_s[e, nx]
+            sn = cps.s[e, nx]
             if ip < 0:
                 loc = sn + wp.min(db, 0.0)
             elif ip == nx:  # a one-checkpoint loop: whole laps only
@@ -291,72 +293,60 @@ def _progress_step(
             else:
                 loc = sp + _fraction(dpb, db) * (sn - sp)
         else:
-            loc = _local(b, e, nx, n, closed, cp_pos, cp_normal, cp_s, length)
+            loc = _local(b, e, nx, n, closed, cps, length)
     else:
-        loc = cp_s[e, n - 1]
+        loc = cps.s[e, n - 1]
     lap_len = length * float(closed)
-    progress_out[e] = float(lp) * lap_len + (loc - origin[e])
-    delta_out[e] = float(lp - lp0) * lap_len + (loc - last_local[e])
-    last_local[e] = loc
-    prev_pos[e] = b
-    next_cp[e] = nx
-    laps[e] = lp
-    passed_out[e] = count
-    missed_out[e] = miss
-    wrong_way_out[e] = ww
-    lap_out[e] = lap_done
+    events_out.progress[e] = float(lp) * lap_len + (loc - st.origin[e])
+    events_out.delta[e] = float(lp - lp0) * lap_len + (loc - st.last_local[e])
+    st.last_local[e] = loc
+    st.prev_pos[e] = b
+    st.next[e] = nx
+    st.laps[e] = lp
+    events_out.passed[e] = count
+    events_out.missed[e] = miss
+    events_out.wrong_way[e] = ww
+    events_out.lap[e] = lap_done
     if count != 0:
-        total[e] = total[e] + count
+        st.total[e] = st.total[e] + count
 
 
 @wp.kernel
 def _progress_reset(
+    tol: float,
+    use_start: int,
     mask: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     start_pos: wp.array(dtype=wp.vec3f),
-    use_start: int,
-    cp_pos: wp.array2d(dtype=wp.vec3f),
-    cp_normal: wp.array2d(dtype=wp.vec3f),
-    cp_count: wp.array(dtype=wp.int32),
-    tol: float,
-    has_prev_out: wp.array(dtype=wp.int32),
-    origin_out: wp.array(dtype=wp.float32),
-    last_local_out: wp.array(dtype=wp.float32),
-    next_cp_out: wp.array(dtype=wp.int32),
-    passed_out: wp.array(dtype=wp.int32),
-    missed_out: wp.array(dtype=wp.int32),
-    wrong_way_out: wp.array(dtype=wp.int32),
-    lap_out: wp.array(dtype=wp.int32),
-    laps_out: wp.array(dtype=wp.int32),
-    total_out: wp.array(dtype=wp.int32),
-    progress_out: wp.array(dtype=wp.float32),
-    delta_out: wp.array(dtype=wp.float32),
+    checkpoints: CheckpointArrays,
+    state_out: ProgressState,
+    events_out: StepEvents,
 ):
     e = wp.tid()
     if mask[e] == 0:
         return
     nx = int(0)
-    n = wp.min(cp_count[e], cp_pos.shape[1])
+    n = wp.min(checkpoints.count[e], checkpoints.pos.shape[1])
     if use_start != 0 and valid[e] != 0 and n >= 2:
-        if wp.dot(start_pos[e] - cp_pos[e, 0], cp_normal[e, 0]) >= -tol:
+        if wp.dot(start_pos[e] - checkpoints.pos[e, 0], checkpoints.normal[e, 0]) >= -tol:
             nx = 1
-    next_cp_out[e] = nx
-    has_prev_out[e] = 0
-    origin_out[e] = 0.0
-    last_local_out[e] = 0.0
-    _no_events(e, passed_out, missed_out, wrong_way_out, lap_out, delta_out)
-    laps_out[e] = 0
-    total_out[e] = 0
-    progress_out[e] = 0.0
+    state_out.next[e] = nx
+    state_out.has_prev[e] = 0
+    state_out.origin[e] = 0.0
+    state_out.last_local[e] = 0.0
+    _no_events(e, events_out)
+    state_out.laps[e] = 0
+    state_out.total[e] = 0
+    events_out.progress[e] = 0.0
 
 
 @wp.kernel
 def _progress_start_at(
+    cp_cap: int,
     mask: wp.array(dtype=wp.int32),
     index: wp.array(dtype=wp.int32),
     cp_count: wp.array(dtype=wp.int32),
     cp_closed: wp.array(dtype=wp.int32),
-    cp_cap: int,
     next_cp_out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
@@ -437,28 +427,33 @@ class Progress(Component):
         self._origin = f32()
         self._last_local = f32()
         self._no_origin = no_origin(dev)
+        self._structs()
 
-    def _events(self) -> list:
+    def _structs(self) -> None:
+        """The kernels' struct arguments over the buffers above (built once: they never change)."""
         r = self.result
-        return [r.next, r.passed, r.missed, r.wrong_way, r.lap, r.laps, r.total, r.progress, r.delta]
+        self._checkpoints = checkpoint_arrays(self._cps)
+        st = self._state = ProgressState()
+        st.prev_pos, st.has_prev, st.origin, st.last_local = self._prev_pos, self._has_prev, self._origin, \
+            self._last_local
+        st.next, st.laps, st.total = r.next, r.laps, r.total
+        ev = self._step_events = StepEvents()
+        ev.passed, ev.missed, ev.wrong_way, ev.lap, ev.progress, ev.delta = r.passed, r.missed, r.wrong_way, r.lap, \
+            r.progress, r.delta
 
     def step(self, ctx) -> None:
-        c = self._cps
         wp.launch(
             _progress_step, dim=ctx.num_envs,
-            inputs=[self._bound["position"], *origin_args(self._bound, self._no_origin), self._valid, c.pos,
-                    c.normal, c.half_width, c.half_height, c.s, c.count, c.length, c.closed, self._prev_pos,
-                    self._has_prev, self._origin, self._last_local],
-            outputs=self._events(), device=ctx.device,
+            inputs=[self._checkpoints, self._valid, self._bound["position"],
+                    *origin_args(self._bound, self._no_origin)],
+            outputs=[self._state, self._step_events], device=ctx.device,
         )
 
     def reset(self, ctx, mask) -> None:
-        c = self._cps
         wp.launch(
             _progress_reset, dim=ctx.num_envs,
-            inputs=[mask, self._valid, self._start, self._use_start, c.pos, c.normal, c.count,
-                    self.start_tolerance],
-            outputs=[self._has_prev, self._origin, self._last_local, *self._events()], device=ctx.device,
+            inputs=[self.start_tolerance, self._use_start, mask, self._valid, self._start, self._checkpoints],
+            outputs=[self._state, self._step_events], device=ctx.device,
         )
 
     # -- utility --------------------------------------------------------------------------------
@@ -477,7 +472,7 @@ class Progress(Component):
                 raise TypeError(f"start_at: {name} must be a [{E}] int32 wp.array, got {arr!r}")
         c = self._cps
         wp.launch(_progress_start_at, dim=E,
-                  inputs=[mask, index, c.count, c.closed, c.pos.shape[1]], outputs=[self.result.next],
+                  inputs=[c.pos.shape[1], mask, index, c.count, c.closed], outputs=[self.result.next],
                   device=self.result.next.device)
 
     @property

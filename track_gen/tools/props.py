@@ -61,23 +61,23 @@ class PropSet:
 
 # -- kernels ----------------------------------------------------------------------------------------
 @wp.func
-def _put(e: int, k: int, p: wp.vec3f, q: wp.quatf, pos: wp.array2d(dtype=wp.vec3f),
-         quat: wp.array2d(dtype=wp.quatf)):
+def _put(e: int, k: int, p: wp.vec3f, q: wp.quatf, pos_out: wp.array2d(dtype=wp.vec3f),
+         quat_out: wp.array2d(dtype=wp.quatf)):
     """Write slot k, or park it when the transform is not finite."""
     ok = wp.isfinite(p) and finite_quat(q)
     if ok:
-        pos[e, k] = p
-        quat[e, k] = q
+        pos_out[e, k] = p
+        quat_out[e, k] = q
     else:
-        pos[e, k] = wp.vec3f(0.0, 0.0, _PARK_Z)
-        quat[e, k] = wp.quatf(0.0, 0.0, 0.0, 1.0)
+        pos_out[e, k] = wp.vec3f(0.0, 0.0, _PARK_Z)
+        quat_out[e, k] = wp.quatf(0.0, 0.0, 0.0, 1.0)
 
 
 @wp.func
-def _park_from(e: int, k0: int, pos: wp.array2d(dtype=wp.vec3f), quat: wp.array2d(dtype=wp.quatf)):
-    for k in range(k0, pos.shape[1]):
-        pos[e, k] = wp.vec3f(0.0, 0.0, _PARK_Z)
-        quat[e, k] = wp.quatf(0.0, 0.0, 0.0, 1.0)
+def _park_from(e: int, k0: int, pos_out: wp.array2d(dtype=wp.vec3f), quat_out: wp.array2d(dtype=wp.quatf)):
+    for k in range(k0, pos_out.shape[1]):
+        pos_out[e, k] = wp.vec3f(0.0, 0.0, _PARK_Z)
+        quat_out[e, k] = wp.quatf(0.0, 0.0, 0.0, 1.0)
 
 
 @wp.kernel

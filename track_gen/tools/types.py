@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import warp as wp
 
-__all__ = ["CheckpointSet", "CourseLine", "ProgressEvents", "Contacts", "TrackFrame"]
+__all__ = ["CheckpointArrays", "CheckpointSet", "CourseLine", "ProgressEvents", "Contacts", "TrackFrame",
+           "checkpoint_arrays"]
 
 
 @dataclass
@@ -37,6 +38,29 @@ class CheckpointSet:
     """[E] float32 lap length along the course line (a sprint: its length)."""
     closed: wp.array
     """[E] int32, 1 for a loop (checkpoint count-1 is followed by checkpoint 0), 0 for a sprint."""
+
+
+@wp.struct
+class CheckpointArrays:
+    """A :class:`CheckpointSet`'s arrays as one kernel argument (the checkpoint components write
+    it as ``checkpoints_out``; Progress reads it as ``checkpoints``)."""
+
+    pos: wp.array2d(dtype=wp.vec3f)
+    normal: wp.array2d(dtype=wp.vec3f)
+    half_width: wp.array2d(dtype=wp.float32)
+    half_height: wp.array2d(dtype=wp.float32)
+    s: wp.array2d(dtype=wp.float32)
+    count: wp.array(dtype=wp.int32)
+    length: wp.array(dtype=wp.float32)
+    closed: wp.array(dtype=wp.int32)
+
+
+def checkpoint_arrays(cps: CheckpointSet) -> CheckpointArrays:
+    """The :class:`CheckpointArrays` of ``cps`` (the same buffers, not copies)."""
+    a = CheckpointArrays()
+    a.pos, a.normal, a.half_width, a.half_height = cps.pos, cps.normal, cps.half_width, cps.half_height
+    a.s, a.count, a.length, a.closed = cps.s, cps.count, cps.length, cps.closed
+    return a
 
 
 @dataclass
