@@ -27,7 +27,7 @@ import track_gen as tg
 from track_gen.capture import check_component, strict
 from track_gen.course import Course
 from track_gen.pipeline import presets
-from track_gen.pipeline.program import Layout
+from track_gen.pipeline.program import Capacities
 from track_gen.tools import Component
 from track_gen.tools.progress import Progress
 from track_gen.tools.types import CheckpointSet, ProgressEvents
@@ -157,7 +157,7 @@ class FixedGen:
 
     def __init__(self, num_envs, capacity):
         self.device = "cpu"
-        self.layout = Layout(num_envs=num_envs, capacities={"checkpoints": capacity})
+        self.layout = Capacities(num_envs=num_envs, capacities={"checkpoints": capacity})
         self.result = SimpleNamespace(valid=wp.ones(num_envs, dtype=wp.int32),
                                       start_pos=wp.zeros(num_envs, dtype=wp.vec3f))
 

@@ -20,6 +20,8 @@ written, whatever a stage did to its working buffers.
 
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -35,12 +37,18 @@ from track_gen.pipeline.registry import ArraySpec, StageContext, StageRegistry, 
 from track_gen.pipeline.spec import PipelineSpec, StageSpec
 from track_gen.rng import name_key, resolve_seeds
 
-__all__ = ["Program", "Layout", "ProgramResult", "build", "register_family"]
+__all__ = ["Capacities", "Program", "ProgramResult", "build", "register_family"]
 
 
 @dataclass(frozen=True)
-class Layout:
-    """Static capacities of a program: E and the sizes its stages declared (``points``, ``gates``...)."""
+class Capacities:
+    """Static array capacities of a program: E and the sizes its stages declared (``points``,
+    ``gates``...), read as attributes (``capacities.points``).
+
+    A generator exposes it as ``generator.layout`` (and a component's context as ``ctx.layout``):
+    that attribute name is part of the generator surface a course drives, so it stays. The class
+    was named ``Layout`` before; that name is a deprecated alias (it reads like a course layout,
+    :class:`track_gen.layouts.GateLayout`, which it is not)."""
 
     num_envs: int
     capacities: Mapping[str, int] = field(default_factory=dict)
@@ -50,7 +58,7 @@ class Layout:
         caps = object.__getattribute__(self, "capacities")
         if name in caps:
             return caps[name]
-        raise AttributeError(f"Layout has no capacity {name!r}; capacities: {sorted(caps)}")
+        raise AttributeError(f"Capacities has no capacity {name!r}; capacities: {sorted(caps)}")
 
 
 class ProgramResult:
@@ -319,7 +327,7 @@ class Program:
             (_rows(self._valid_work), _rows(valid))
         ]
         self._result = self._make_result()
-        self.layout = Layout(self.num_envs, dict(self._caps), self.spec.max_loop_length)
+        self.layout = Capacities(self.num_envs, dict(self._caps), self.spec.max_loop_length)
 
     def _out_array(self, out, name, like: wp.array) -> wp.array:
         arr = out[name]
@@ -468,3 +476,12 @@ def register_family(family: str, cls: type[Program]) -> None:
     if not (isinstance(cls, type) and issubclass(cls, Program)):
         raise TypeError(f"register_family: expected a Program subclass, got {cls!r}")
     _FAMILY_CLASSES[family] = cls
+
+
+def __getattr__(name: str):
+    """``Layout``: the deprecated name of :class:`Capacities` (one release)."""
+    if name == "Layout":
+        warnings.warn("track_gen.pipeline.program.Layout is deprecated: use track_gen.pipeline.Capacities "
+                      "(the same class; generator.layout keeps its name)", DeprecationWarning, stacklevel=2)
+        return Capacities
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

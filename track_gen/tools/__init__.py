@@ -30,7 +30,7 @@ Conventions of the kernels here:
   then outputs. Every array a kernel (or a function it calls) writes ends in ``_out`` (``hit_out``,
   ``s_out``), per-env state it reads and writes too (``prev_out``, noted in the docstring); an input
   that shares its name with an output has no suffix (``s`` in, ``s_out`` out). Wide sets travel as
-  ``@wp.struct``\ s (``Scene``, ``BodyBox``, ``CheckpointArrays``), a written one as ``<name>_out``
+  Warp structs (``Scene``, ``BodyBox``, ``CheckpointArrays``), a written one as ``<name>_out``
   (``contacts_out``, ``checkpoints_out``). Half extents are ``half_w`` / ``half_h`` (never ``hh``,
   which once meant a half height in one module and a full height in another).
 * **Utility.** ``course.<name>`` returns the component's ``utility``: the component itself,
