@@ -19,6 +19,9 @@ from track_gen.generators.gates import GateGenConfig, GateGenerator, GateResult,
 from track_gen.generators.track import TrackGenConfig, TrackGenerator, TrackResult, TrackStatus
 from track_gen.rng import PerEnvSeededRNG, SeedState
 from track_gen import layouts, tools
+from track_gen._deprecated import install as _install_moved_modules
+
+_install_moved_modules()  # old module paths (track_gen.min_time*, ...) for one release, with a DeprecationWarning
 
 __version__ = "0.1.0"
 

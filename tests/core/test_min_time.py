@@ -1,4 +1,4 @@
-"""track_gen.min_time: the minimum-time reference against closed forms, an independent dynamic
+"""track_gen.reference.lap: the minimum-time reference against closed forms, an independent dynamic
 programme on random paths, and the courses' own course lines."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from track_gen.min_time import (VehicleLimits, open_profile, periodic_profile, reference_laps, sample_path,
-                                speed_limits)
+from track_gen.reference.lap import (VehicleLimits, open_profile, periodic_profile, reference_laps, sample_path,
+                                     speed_limits)
 
 LIM = VehicleLimits.from_thrust_to_weight(2.0)  # the drone tasks in rate mode: 2 m g of collective thrust
 A_H = math.sqrt(LIM.max_accel**2 - LIM.gravity**2)  # level flight: the horizontal part of the thrust

@@ -1,4 +1,4 @@
-"""track_gen.min_time_path (and its spline / gradient modules): the path-optimised minimum-time
+"""track_gen.reference.path (and its spline / gradient modules): the path-optimised minimum-time
 reference against closed forms, finite differences, the course-line reference, and an independent
 replay of the progress component's pass rule on the optimised paths."""
 
@@ -9,10 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from track_gen.min_time import VehicleLimits, reference_laps, sample_path
-from track_gen.min_time_grad import lap_time_grad
-from track_gen.min_time_path import Openings, PathOptions, opening_axes, path_reference_laps
-from track_gen.min_time_spline import chord_knots, spline_basis
+from track_gen.reference.lap import VehicleLimits, reference_laps, sample_path
+from track_gen.reference.gradient import lap_time_grad
+from track_gen.reference.path import Openings, PathOptions, opening_axes, path_reference_laps
+from track_gen.reference.spline import chord_knots, spline_basis
 
 LIM = VehicleLimits.from_thrust_to_weight(2.0)
 A_H = math.sqrt(LIM.max_accel**2 - LIM.gravity**2)  # level flight: the horizontal part of the thrust

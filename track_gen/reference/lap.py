@@ -28,7 +28,7 @@ Method (quasi-steady point mass on a fixed path, the classic lap-time "g-g" meth
 
 Assumptions: the path is fixed (here the course line: a racer that cuts inside the gate openings
 or a band flies a shorter, smoother path and can be much faster, ~30 % on gates-v1's 1 m gates; the
-benchmark's reference therefore optimises the path too, :mod:`track_gen.min_time_path`, and keeps
+benchmark's reference therefore optimises the path too, :mod:`track_gen.reference.path`, and keeps
 this one as the "course-line reference"); the thrust direction changes instantly (no attitude or
 body-rate dynamics, no motor lag, so the real vehicle is slower); no drag unless ``max_speed`` is
 given; gravity constant. On a fixed path the result is the point mass's minimum time to within

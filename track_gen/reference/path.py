@@ -1,6 +1,6 @@
 """The minimum-time reference over the flown path: a point mass through a course's openings.
 
-:func:`track_gen.min_time.reference_laps` flies a fixed path (the course line through the gate
+:func:`track_gen.reference.lap.reference_laps` flies a fixed path (the course line through the gate
 centres). A racer is not held to that line: a gate is passed anywhere inside its opening, and the
 path between gates is free. :func:`path_reference_laps` therefore also optimises the path:
 
@@ -10,15 +10,15 @@ path between gates is free. :func:`path_reference_laps` therefore also optimises
   uses to count a pass. Each opening is shrunk by ``PathOptions.margin`` (lateral, vertical), e.g.
   the vehicle's half size, so the body fits through.
 * **Path**: an interpolating cubic spline (knots fixed at the chord lengths of the starting
-  control points, :mod:`track_gen.min_time_spline`) through one control point per opening,
+  control points, :mod:`track_gen.reference.spline`) through one control point per opening,
   offset inside the shrunk opening (2 parameters, or 1 with ``vertical=False``: lateral only, as
   in a band), plus ``waypoints_per_leg`` free control points between consecutive openings (and
   between the start and the first opening), each moving across the path (2 parameters, up to
   ``waypoint_range``).
-* **Objective**: the minimum time of :mod:`track_gen.min_time` along that spline (periodic around
+* **Objective**: the minimum time of :mod:`track_gen.reference.lap` along that spline (periodic around
   a loop: the flying lap; from rest at the start position through the openings to the last one,
   any end speed: the first lap), sampled every ``ds_opt`` while optimising, with its exact
-  gradient (:mod:`track_gen.min_time_grad`), minimised by L-BFGS-B within the bounds. The
+  gradient (:mod:`track_gen.reference.gradient`), minimised by L-BFGS-B within the bounds. The
   reported times are the same method on the optimised spline at the fine ``ds``.
 * **Two stages** per lap: the openings' offsets alone first (from the centres; for the first lap
   from the flying lap's offsets), then with the waypoints, placed on the first stage's spline so
@@ -46,9 +46,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from track_gen.min_time import LapReference, SampledPath, VehicleLimits, open_profile, periodic_profile
-from track_gen.min_time_grad import lap_time_grad
-from track_gen.min_time_spline import chord_knots, sampled_path, spline_basis
+from track_gen.reference.lap import LapReference, SampledPath, VehicleLimits, open_profile, periodic_profile
+from track_gen.reference.gradient import lap_time_grad
+from track_gen.reference.spline import chord_knots, sampled_path, spline_basis
 
 __all__ = ["Openings", "PathOptions", "PathLapReference", "path_reference_laps", "opening_axes", "START_TOLERANCE"]
 
@@ -141,8 +141,8 @@ class PathOptions:
 
 @dataclass(frozen=True)
 class PathLapReference(LapReference):
-    """A :class:`~track_gen.min_time.LapReference` over an optimised path, plus the paths:
-    ``first_path`` / ``flying_path`` (:class:`~track_gen.min_time.SampledPath` at the fine ``ds``;
+    """A :class:`~track_gen.reference.lap.LapReference` over an optimised path, plus the paths:
+    ``first_path`` / ``flying_path`` (:class:`~track_gen.reference.lap.SampledPath` at the fine ``ds``;
     None without a flying lap), their control points ``first_points`` / ``flying_points`` [n, 3],
     ``evaluations`` (objective evaluations, both laps)."""
 
@@ -314,7 +314,7 @@ def path_reference_laps(openings: Openings, limits: VehicleLimits, *, start=None
 
     Args:
         openings: the course's :class:`Openings` in order of passage.
-        limits: the vehicle's :class:`~track_gen.min_time.VehicleLimits`.
+        limits: the vehicle's :class:`~track_gen.reference.lap.VehicleLimits`.
         start: [3] the standing start (env frame) [m]; None: at the first opening's centre. The
             first lap passes openings 0 .. G-1 (1 .. G-1 when the start lies on or past opening 0's
             plane, as progress counts it) and ends at the last one at any speed.

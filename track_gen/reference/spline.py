@@ -1,6 +1,6 @@
 """A cubic spline with fixed knots as linear maps, and its geometry with a reverse-mode gradient.
 
-The path optimiser (:mod:`track_gen.min_time_path`) moves the spline's control points and needs the
+The path optimiser (:mod:`track_gen.reference.path`) moves the spline's control points and needs the
 lap time's gradient with respect to them. With the knots (the parameter value of each control
 point) held fixed, the spline's position, first and second derivative at fixed sample parameters
 are linear in the control points: ``pos = S0 X``, ``d1 = S1 X``, ``d2 = S2 X`` (:class:`SplineBasis`,
@@ -8,7 +8,7 @@ built once per course). :func:`geometry` turns them into what the speed profile 
 tangent, curvature vector, chord lengths between samples) and :func:`geometry_vjp` carries a
 gradient of those back to the control points.
 
-The spline is the same interpolating cubic spline as :func:`track_gen.min_time.sample_path`
+The spline is the same interpolating cubic spline as :func:`track_gen.reference.lap.sample_path`
 (natural ends when open, periodic when closed); only the knots differ: chord lengths of the
 initial control points there, fixed here.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from track_gen.min_time import SampledPath
+from track_gen.reference.lap import SampledPath
 
 __all__ = ["SplineBasis", "Geometry", "spline_basis", "chord_knots", "geometry", "geometry_vjp", "sampled_path",
            "path_of"]
@@ -162,13 +162,13 @@ def geometry_vjp(basis: SplineBasis, geo: Geometry, g_tangent: np.ndarray, g_cur
 
 
 def sampled_path(basis: SplineBasis, X: np.ndarray) -> SampledPath:
-    """The :class:`~track_gen.min_time.SampledPath` the speed-profile functions read."""
+    """The :class:`~track_gen.reference.lap.SampledPath` the speed-profile functions read."""
     geo = geometry(basis, X)
     return path_of(basis, geo)
 
 
 def path_of(basis: SplineBasis, geo: Geometry) -> SampledPath:
-    """A :class:`~track_gen.min_time.SampledPath` of already computed geometry."""
+    """A :class:`~track_gen.reference.lap.SampledPath` of already computed geometry."""
     s = np.concatenate([[0.0], np.cumsum(geo.chord)])
     length = float(s[-1])
     return SampledPath(s[: len(geo.pos)], geo.pos, geo.tangent, geo.curvature, basis.u, length, basis.closed,

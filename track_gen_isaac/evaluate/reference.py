@@ -3,7 +3,7 @@ quadrotor model.
 
 Two references per course, both for a point mass under the model's thrust limit:
 
-* the **path reference** (:func:`track_gen.min_time_path.path_reference_laps`), the one the
+* the **path reference** (:func:`track_gen.reference.path.path_reference_laps`), the one the
   benchmark divides by: the flown path is optimised too, through each checkpoint's opening (a gate
   course: each gate's opening, anywhere in it; a band track: each checkpoint of the band, at any
   lateral offset, at the band's height), each opening shrunk by the body's half size (laterally
@@ -11,7 +11,7 @@ Two references per course, both for a point mass under the model's thrust limit:
   start position and ends at the last checkpoint (the lap line progress counts); the flying lap
   is one periodic loop. Where the optimiser ends above the course-line reference (not seen on
   the suites), the course-line time is used: both are times of feasible point-mass paths.
-* the **course-line reference** (:func:`track_gen.min_time.reference_laps`): the course's own
+* the **course-line reference** (:func:`track_gen.reference.lap.reference_laps`): the course's own
   line (``course.course_line``: a gate course's smooth line through the gate centres, a band
   track's centerline), the start pose projected onto it, the lap line at the last checkpoint's
   arc length.
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from track_gen.min_time import LapReference, VehicleLimits, reference_laps
-from track_gen.min_time_path import Openings, PathLapReference, PathOptions, path_reference_laps
+from track_gen.reference.lap import LapReference, VehicleLimits, reference_laps
+from track_gen.reference.path import Openings, PathLapReference, PathOptions, path_reference_laps
 
 __all__ = ["vehicle_limits", "course_references", "project_on_line", "reference_row", "reference_path",
            "path_options", "CourseReference"]

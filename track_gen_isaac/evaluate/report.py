@@ -66,8 +66,8 @@ def write_markdown(path: Path, result: dict) -> Path:
                   f"Reference: a point mass with thrust up to {veh['thrust_to_weight']:.2f} m g "
                   f"({veh['max_accel_mps2']:.2f} m/s^2) in any direction, gravity, no drag, on the fastest path "
                   "it finds through the checkpoint openings (shrunk by the body's half size; "
-                  "`track_gen.min_time_path`). The course-line reference flies the course line itself "
-                  "(`track_gen.min_time`). The point mass turns its thrust instantly, so a real flight sits "
+                  "`track_gen.reference.path`). The course-line reference flies the course line itself "
+                  "(`track_gen.reference.lap`). The point mass turns its thrust instantly, so a real flight sits "
                   "above a ratio of 1.", "",
                   "![lap-time ratios](lap_time_ratio.png)", "", "![best and worst course](best_worst.png)", ""]
         if suite.get("layout"):
