@@ -8,6 +8,10 @@ global backend is switched.
 - :func:`draw_track` / :func:`draw_gates` draw one env's course into a matplotlib ``Axes``.
 - :func:`draw_course` draws a course given as plain arrays (a dict of gates and/or a line), e.g.
   under a flight path (``track_gen_isaac.report``); :func:`course_arrays` validates such a dict.
+
+All three draw through one renderer (:func:`_render_band` for a band and its line,
+:func:`_render_gates` for gate bars), in the contact sheet's look (heights as colors, invalid
+envs in red) or the plain look under a flight path.
 - :func:`contact_sheet` draws the first envs of a track and/or a gate generator into a PNG grid.
 """
 
@@ -17,6 +21,7 @@ import dataclasses
 import math
 import pathlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
@@ -97,7 +102,119 @@ def _title(ax, env: int, length: float, valid: bool, status_text: str, extra: st
                  fontweight="bold" if not valid else "normal")
 
 
-# -- tracks -------------------------------------------------------------------------------------
+# -- the renderer -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Look:
+    """How :func:`_render` draws: the contact sheet's panels (:func:`draw_track`, :func:`draw_gates`)
+    or a plain course under a flight path (:func:`draw_course`)."""
+
+    band: str = _LIGHT_BAND_COLOR
+    band_alpha: float = 1.0
+    edge: str = "0.35"
+    edge_lw: float = 0.8
+    line: str = "0.5"
+    line_lw: float = 0.7
+    line_ls: str = "--"
+    legs: str = "0.6"
+    legs_lw: float = 0.6
+    arrows: bool = False  # gates: an arrow along the flight direction (else a short tick) and the index behind it
+
+
+def _sheet_look(valid: bool) -> _Look:
+    """The contact sheet's look; an invalid env is drawn in red."""
+    bad = _INVALID_COLOR
+    return _Look(band=_BAND_COLOR if valid else "#f1a9a0", band_alpha=0.9, edge="0.35" if valid else bad, edge_lw=0.6,
+                 line=_LINE_COLOR if valid else bad, line_lw=1.0, line_ls="-", legs="0.55" if valid else bad,
+                 legs_lw=0.7, arrows=True)
+
+
+def _height_lines(segs: np.ndarray, values: np.ndarray, z_range, cmap: str, width: float, zorder: int, **kw):
+    """A ``LineCollection`` of ``segs`` colored by ``values`` on ``z_range`` (default: their range)."""
+    from matplotlib.collections import LineCollection
+
+    lo, hi = z_range if z_range is not None else ((float(values.min()), float(values.max())) if values.size
+                                                   else (0.0, 1.0))
+    if hi <= lo:
+        hi = lo + 1e-6
+    lines = LineCollection(segs, cmap=cmap, linewidths=width, zorder=zorder, **kw)
+    lines.set_array(values)
+    lines.set_clim(lo, hi)
+    return lines
+
+
+def _render_band(ax, line: np.ndarray, left: np.ndarray | None, right: np.ndarray | None, closed: bool,
+                 look: _Look, z: np.ndarray | None = None, z_range=None, cmap: str = "viridis"):
+    """A band (filled between its ``left`` and ``right`` edges, when given) and its centre ``line``
+    (colored by height ``z`` when given). Returns the drawn point arrays and the height lines (or None)."""
+    from matplotlib.patches import PathPatch
+    from matplotlib.path import Path
+
+    extent: list[np.ndarray] = []
+    if left is not None:
+        if closed:  # a ring: the left edge one way, the right edge the other (nonzero winding leaves the hole)
+            verts = np.concatenate([left, left[:1], right[::-1], right[-1:]])
+            codes = np.full(len(verts), Path.LINETO, dtype=np.uint8)
+            codes[[0, len(left) + 1]] = Path.MOVETO
+            codes[[len(left), -1]] = Path.CLOSEPOLY
+            left, right = np.vstack([left, left[:1]]), np.vstack([right, right[:1]])
+        else:
+            verts = np.concatenate([left, right[::-1], left[:1]])
+            codes = np.full(len(verts), Path.LINETO, dtype=np.uint8)
+            codes[0], codes[-1] = Path.MOVETO, Path.CLOSEPOLY
+        ax.add_patch(PathPatch(Path(verts, codes), fc=look.band, ec="none", alpha=look.band_alpha, lw=0, zorder=0))
+        for edge in (left, right):
+            ax.plot(edge[:, 0], edge[:, 1], color=look.edge, lw=look.edge_lw, zorder=1)
+        extent += [left, right]
+    path = np.vstack([line, line[:1]]) if closed else line
+    lines = None
+    if z is not None:
+        zl = np.append(z, z[:1]) if closed else z
+        lines = _height_lines(np.stack([path[:-1], path[1:]], axis=1), 0.5 * (zl[:-1] + zl[1:]), z_range, cmap, 1.8, 3)
+        ax.add_collection(lines)
+    else:
+        ax.plot(path[:, 0], path[:, 1], color=look.line, lw=look.line_lw, ls=look.line_ls, zorder=2)
+    extent.append(line)
+    return extent, lines
+
+
+def _render_gates(ax, centers: np.ndarray, fwd: np.ndarray, half: float, legs: bool, closed: bool, look: _Look,
+                  z: np.ndarray | None = None, z_range=None, cmap: str = "plasma", labels: bool = True,
+                  span: float = 1.0):
+    """Gate bars (``2 half`` long across the flight direction ``fwd``, colored by height ``z`` when
+    given), the flight direction, each gate's index and, with ``legs``, lines joining the gates in
+    order. Returns the drawn point arrays and the bars' ``LineCollection``."""
+    from matplotlib.collections import LineCollection
+
+    count = len(centers)
+    across = np.stack([-fwd[:, 1], fwd[:, 0]], axis=1)
+    if legs and count:
+        path = np.vstack([centers, centers[:1]]) if (closed and count > 2) else centers
+        ax.plot(path[:, 0], path[:, 1], color=look.legs, lw=look.legs_lw, zorder=1)
+    segs = np.stack([centers - half * across, centers + half * across], axis=1) if count else np.zeros((0, 2, 2))
+    if z is not None:
+        bars = _height_lines(segs, z, z_range, cmap, 3.0, 3, capstyle="butt")
+    else:
+        bars = LineCollection(segs, colors=_LINE_COLOR, linewidths=3.0, capstyle="butt", zorder=3)
+    ax.add_collection(bars)
+    if look.arrows:
+        arrow = max(0.6 * half, 0.06 * span)
+        if count:
+            ax.quiver(centers[:, 0], centers[:, 1], arrow * fwd[:, 0], arrow * fwd[:, 1], angles="xy",
+                      scale_units="xy", scale=1.0, width=0.006, headwidth=4, headlength=4, headaxislength=3.5,
+                      color=_LINE_COLOR, zorder=4)
+        spots = centers - 0.9 * arrow * fwd + 0.35 * arrow * across
+    else:
+        tick = np.stack([centers, centers + 0.5 * half * fwd], axis=1)  # the direction a gate is passed in
+        ax.add_collection(LineCollection(tick, colors=_LINE_COLOR, linewidths=1.0, zorder=3))
+        spots = centers + 1.6 * half * across
+    if labels:
+        for k in range(count):
+            ax.text(spots[k, 0], spots[k, 1], str(k), fontsize=6 if look.arrows else 7, ha="center", va="center",
+                    color="black", zorder=5)
+    return ([segs[:, 0], segs[:, 1]] if count else []), bars
+
+
+# -- one env of a generator ---------------------------------------------------------------------
 def draw_track(
     ax,
     result: Any,
@@ -131,10 +248,6 @@ def draw_track(
     Returns:
         The height ``LineCollection`` when the centerline is colored by z (for a colorbar), else None.
     """
-    from matplotlib.collections import LineCollection
-    from matplotlib.path import Path
-    from matplotlib.patches import PathPatch
-
     from track_gen.generators.track import TrackStatus
 
     r = host_result(result)
@@ -146,41 +259,12 @@ def draw_track(
     valid = bool(r.valid[e])
     status = int(r.status[e]) if hasattr(r, "status") else 0
     length = float(r.length[e]) if hasattr(r, "length") else float(np.sum(np.linalg.norm(np.diff(xy, axis=0), axis=1)))
-
-    left = xy + hw[:, None] * nrm
-    right = xy - hw[:, None] * nrm
-    # a ring: the left edge one way, the right edge the other (nonzero winding leaves the hole)
-    verts = np.concatenate([left, left[:1], right[::-1], right[-1:]])
-    codes = np.full(len(verts), Path.LINETO, dtype=np.uint8)
-    codes[0] = Path.MOVETO
-    codes[len(left)] = Path.CLOSEPOLY
-    codes[len(left) + 1] = Path.MOVETO
-    codes[-1] = Path.CLOSEPOLY
-    band_color = _BAND_COLOR if valid else "#f1a9a0"
-    ax.add_patch(PathPatch(Path(verts, codes), fc=band_color, ec="none", alpha=0.9, zorder=1))
-    edge_kw = dict(color="0.35" if valid else _INVALID_COLOR, lw=0.6, zorder=2)
-    ax.plot(*np.vstack([left, left[:1]]).T, **edge_kw)
-    ax.plot(*np.vstack([right, right[:1]]).T, **edge_kw)
-
-    loop = np.vstack([xy, xy[:1]])
     if color_by_z is None:
         color_by_z = bool(z.size and np.ptp(z) > 1e-6)
-    lines = None
-    if color_by_z:
-        zl = np.append(z, z[:1])
-        lo, hi = z_range if z_range is not None else (float(zl.min()), float(zl.max()))
-        if hi <= lo:
-            hi = lo + 1e-6
-        segs = np.stack([loop[:-1], loop[1:]], axis=1)
-        lines = LineCollection(segs, cmap=cmap, linewidths=1.8, zorder=3)
-        lines.set_array(0.5 * (zl[:-1] + zl[1:]))
-        lines.set_clim(lo, hi)
-        ax.add_collection(lines)
-    else:
-        ax.plot(loop[:, 0], loop[:, 1], color=_LINE_COLOR if valid else _INVALID_COLOR, lw=1.0, zorder=3)
+    left, right = xy + hw[:, None] * nrm, xy - hw[:, None] * nrm  # the stored normals
+    _, lines = _render_band(ax, xy, left, right, True, _sheet_look(valid), z if color_by_z else None, z_range, cmap)
     if show_points:
         ax.plot(xy[:, 0], xy[:, 1], ".", ms=2, color="black", zorder=4)
-
     sp = np.asarray(r.start_pos[e], dtype=np.float64).reshape(-1)
     extent = np.vstack([left, right])
     span = size if size else float(np.ptp(extent, axis=0).max()) if extent.size else 1.0
@@ -192,7 +276,6 @@ def draw_track(
     return lines
 
 
-# -- gates --------------------------------------------------------------------------------------
 def draw_gates(
     ax,
     result: Any,
@@ -226,8 +309,6 @@ def draw_gates(
     Returns:
         The ``LineCollection`` of gate bars (for a colorbar of the heights).
     """
-    from matplotlib.collections import LineCollection
-
     from track_gen.generators.gates import GateStatus
 
     r = host_result(result)
@@ -235,38 +316,13 @@ def draw_gates(
     count = int(r.count[e])
     pos = np.asarray(r.pos[e], dtype=np.float64).reshape(-1, 3)[:count]
     nrm = np.asarray(r.normal[e], dtype=np.float64).reshape(-1, 3)[:count, :2]
-    width = float(r.width[e])
-    thick = float(r.thickness[e])
     valid = bool(r.valid[e])
     status = int(r.status[e]) if hasattr(r, "status") else 0
-
-    bar = 0.5 * width + thick
-    tang = np.stack([-nrm[:, 1], nrm[:, 0]], axis=1)
+    bar = 0.5 * float(r.width[e]) + float(r.thickness[e])
     centers = pos[:, :2]
     span = size if size else (float(np.ptp(centers, axis=0).max()) + 2 * bar if count else 1.0)
-    arrow = max(0.6 * bar, 0.06 * span)
-
-    if count:
-        path = np.vstack([centers, centers[:1]]) if (closed and count > 2) else centers
-        ax.plot(path[:, 0], path[:, 1], lw=0.7, ls="-", color="0.55" if valid else _INVALID_COLOR, zorder=1)
-    segs = np.stack([centers - bar * tang, centers + bar * tang], axis=1) if count else np.zeros((0, 2, 2))
-    lo, hi = z_range if z_range is not None else ((float(pos[:, 2].min()), float(pos[:, 2].max())) if count else (0, 1))
-    if hi <= lo:
-        hi = lo + 1e-6
-    bars = LineCollection(segs, cmap=cmap, linewidths=3.0, capstyle="butt", zorder=3)
-    bars.set_array(pos[:, 2] if count else np.zeros(0))
-    bars.set_clim(lo, hi)
-    ax.add_collection(bars)
-    if count:
-        ax.quiver(
-            centers[:, 0], centers[:, 1], arrow * nrm[:, 0], arrow * nrm[:, 1], angles="xy", scale_units="xy",
-            scale=1.0, width=0.006, headwidth=4, headlength=4, headaxislength=3.5, color=_LINE_COLOR, zorder=4,
-        )
-    if labels:
-        for k in range(count):
-            off = centers[k] - 0.9 * arrow * nrm[k] + 0.35 * arrow * tang[k]
-            ax.text(off[0], off[1], str(k), fontsize=6, ha="center", va="center", color="black", zorder=5)
-
+    _, bars = _render_gates(ax, centers, nrm, bar, True, closed, _sheet_look(valid), pos[:, 2], z_range, cmap,
+                            labels, span)
     sp = np.asarray(r.start_pos[e], dtype=np.float64).reshape(-1)
     _start_arrow(ax, sp[0], sp[1], float(r.start_yaw[e]), 0.1 * span)
     extent = np.vstack([centers - bar, centers + bar, sp[None, :2]]) if count else sp[None, :2]
@@ -360,46 +416,6 @@ def _gate_bars(pos: np.ndarray, yaw: np.ndarray, width: float) -> tuple[np.ndarr
     return np.stack([pos - half * across, pos + half * across], axis=1), fwd
 
 
-def _draw_line(ax, c: dict[str, Any]) -> list[np.ndarray]:
-    """The dashed course line and, with ``half_width``, the filled band and its edges."""
-    extent: list[np.ndarray] = []
-    xy = c["line"]
-    loop = np.vstack([xy, xy[:1]]) if c["closed"] else xy
-    if "half_width" in c:
-        left, right = _band_edges(xy, c["half_width"], c["closed"])
-        if c["closed"]:
-            left, right = np.vstack([left, left[:1]]), np.vstack([right, right[:1]])
-        ax.fill(np.concatenate([left[:, 0], right[::-1, 0]]), np.concatenate([left[:, 1], right[::-1, 1]]),
-                color=_LIGHT_BAND_COLOR, lw=0, zorder=0)
-        for edge in (left, right):
-            ax.plot(edge[:, 0], edge[:, 1], color="0.35", lw=0.8, zorder=1)
-        extent += [left, right]
-    ax.plot(loop[:, 0], loop[:, 1], color="0.5", lw=0.7, ls="--", zorder=1)
-    extent.append(xy)
-    return extent
-
-
-def _draw_gate_bars(ax, g: dict[str, Any], legs: bool) -> list[np.ndarray]:
-    """Gate bars, a tick along each gate's yaw, its index and, with ``legs``, lines between them."""
-    from matplotlib.collections import LineCollection
-
-    pos, yaw, half = g["pos"], g["yaw"], 0.5 * g["width"]
-    if not len(pos):
-        return []
-    segs, fwd = _gate_bars(pos, yaw, g["width"])
-    across = np.stack([-fwd[:, 1], fwd[:, 0]], axis=1)
-    if legs:
-        path = np.vstack([pos, pos[:1]]) if (g["closed"] and len(pos) > 2) else pos
-        ax.plot(path[:, 0], path[:, 1], color="0.6", lw=0.6, zorder=1)
-    ax.add_collection(LineCollection(segs, colors=_LINE_COLOR, linewidths=3.0, capstyle="butt", zorder=3))
-    tick = np.stack([pos, pos + 0.5 * half * fwd], axis=1)  # the direction a gate is passed in
-    ax.add_collection(LineCollection(tick, colors=_LINE_COLOR, linewidths=1.0, zorder=3))
-    for k in range(len(pos)):
-        p = pos[k] + 1.6 * half * across[k]
-        ax.text(p[0], p[1], str(k), fontsize=7, ha="center", va="center", zorder=5)
-    return [segs[:, 0], segs[:, 1]]
-
-
 def draw_course(ax, course: Any) -> list[np.ndarray]:
     """Draw one course given as plain arrays top-down into ``ax`` (e.g. under a flight path).
 
@@ -418,9 +434,15 @@ def draw_course(ax, course: Any) -> list[np.ndarray]:
     (for the caller's view limits).
     """
     c = course_arrays(course)
-    extent = _draw_line(ax, c) if "line" in c else []
+    look = _Look()
+    extent: list[np.ndarray] = []
+    if "line" in c:
+        left, right = _band_edges(c["line"], c["half_width"], c["closed"]) if "half_width" in c else (None, None)
+        extent += _render_band(ax, c["line"], left, right, c["closed"], look)[0]
     if "gates" in c:
-        extent += _draw_gate_bars(ax, c["gates"], legs="line" not in c)
+        g = c["gates"]
+        fwd = _gate_bars(g["pos"], g["yaw"], g["width"])[1]
+        extent += _render_gates(ax, g["pos"], fwd, 0.5 * g["width"], "line" not in c, g["closed"], look)[0]
     return extent
 
 
