@@ -1,4 +1,8 @@
-"""Course: one generator plus ordered components, one bind, one regeneration body."""
+"""Course: one generator plus ordered components, one bind, one regeneration body.
+
+The course owns the components, the step and the regeneration body; :mod:`.construction` holds
+how every route builds it, :mod:`.binding` its ``bind`` and :mod:`.graphs` the graphs it records of
+its own regeneration."""
 
 from __future__ import annotations
 
@@ -10,88 +14,24 @@ import warp as wp
 
 from track_gen.capture import is_capturing, retain
 from track_gen.checks import as_bool
+from track_gen.course.binding import POSE_INPUTS, Binding
 from track_gen.course.components import check_components
-from track_gen.course.config import CourseConfig
+from track_gen.course.construction import CourseType, check_generator
 from track_gen.course.context import ComponentContext
+from track_gen.course.graphs import MAX_GRAPH_VARIANTS, RegenerationGraphs
 from track_gen.course.presets import finish_preset, gates_parts, track_parts
 from track_gen.course.result import StepResult
-from track_gen.errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
+from track_gen.errors import CaptureError, NotCapturableError
 from track_gen.exec import (ConditionalNodesUnsupportedWarning, any_set, check_mask, conditional_enabled,
                             conditional_nodes_supported, mask_to_active, on_stream, unconditional)
-from track_gen.generators.gates import GateGenConfig
-from track_gen.generators.track import TrackGenConfig
-from track_gen.pipeline.spec import PipelineSpec
 from track_gen.tools.component import overrides_step
 
 __all__ = ["Course", "POSE_INPUTS", "MAX_GRAPH_VARIANTS"]
 
-#: accepted by every course's ``bind`` (also positionally, in this order)
-POSE_INPUTS = ("position", "orientation", "half_extents", "box_position")
-#: graphs a course records besides ``course.graph``; further variants run eagerly
-MAX_GRAPH_VARIANTS = 16
 _NO_CONDITIONAL_WARNED = [False]  # ConditionalNodesUnsupportedWarning: once per process
-_GENERATOR_SURFACE = ("result", "layout", "enqueue", "device")
 
 
-def _check_generator(generator) -> None:
-    if isinstance(generator, TrackGenConfig) or (isinstance(generator, PipelineSpec) and generator.family == "track"):
-        raise TypeError("Course takes a built generator; for a TrackGenConfig or a track spec use Course.track(source, ...)")
-    if isinstance(generator, GateGenConfig) or (isinstance(generator, PipelineSpec) and generator.family == "gates"):
-        raise TypeError("Course takes a built generator; for a GateGenConfig or a gate spec use Course.gates(source, ...)")
-    if isinstance(generator, PipelineSpec):
-        raise TypeError("Course takes a built generator; build the spec first: pipeline.build(spec)")
-    missing = [a for a in _GENERATOR_SURFACE if not hasattr(generator, a)]
-    if missing:
-        raise TypeError(
-            f"Course: {type(generator).__name__} lacks the generator surface {missing}; pass a TrackGenerator, a "
-            f"GateGenerator, a Program, or an object with {list(_GENERATOR_SURFACE)}"
-        )
-
-
-def _config_call(generator=None, components=(), *, stream=None, prepare=True, config=None):
-    """The arguments of ``Course(config)`` / ``Course(config=...)``, bound as ``Course.__init__`` did."""
-    return generator, components, stream, prepare, config
-
-
-class _CourseType(type):
-    """Every way of building a course ends in ``cls(generator, components, stream=..., prepare=...)``.
-
-    ``Course(config)`` / ``Course(config=config)`` are resolved here, before any ``__init__`` runs,
-    so a subclass's ``__init__(generator, components, *, stream=None, prepare=True)`` serves the
-    config route too. Construction is atomic: when ``__init__`` (a subclass's included) raises,
-    every component it attached is detached again and the generator is not taken over.
-    """
-
-    def __call__(cls, *args, **kwargs):
-        mode = None
-        if kwargs.get("config") is not None or (args and isinstance(args[0], CourseConfig)):
-            generator, components, stream, prepare, config = _config_call(*args, **kwargs)
-            if isinstance(generator, CourseConfig):
-                generator, config = None, generator
-            if generator is not None or tuple(components):
-                raise TypeError("Course: pass a CourseConfig alone, or a generator and components, not both")
-            if not isinstance(config, CourseConfig):
-                raise TypeError(f"config: expected a CourseConfig, got {type(config).__name__}")
-            generator, components = config.parts(stream=stream)
-            # stream= configured the generator the config built; the course uses the generator's
-            args, kwargs, mode = (generator, components), {"stream": None, "prepare": prepare}, config.mode
-        else:
-            kwargs.pop("config", None)
-        course = cls.__new__(cls, *args, **kwargs)
-        if not isinstance(course, cls):
-            return course
-        try:
-            course.__init__(*args, **kwargs)
-        except BaseException:
-            course._detach_components()
-            raise
-        if mode is not None:
-            finish_preset(mode, course.generator)
-        course._take_over()
-        return course
-
-
-class Course(metaclass=_CourseType):
+class Course(Binding, metaclass=CourseType):
     """A generator plus an ordered list of components.
 
     Args:
@@ -110,7 +50,7 @@ class Course(metaclass=_CourseType):
         # Course(config) / Course(config=...) arrive here as (generator, components): see _CourseType
         if generator is None:
             raise TypeError("Course: pass a built generator (or a CourseConfig)")
-        _check_generator(generator)
+        check_generator(generator)
         ordered = check_components(components)
         self.generator = generator
         self.stream = stream if stream is not None else getattr(generator, "stream", None)
@@ -127,9 +67,7 @@ class Course(metaclass=_CourseType):
         self._active = wp.zeros(E, dtype=wp.int32, device=self.device)
         self._all = wp.ones(E, dtype=wp.int32, device=self.device)
         self._flag = wp.zeros(1, dtype=wp.int32, device=self.device)
-        self._graphs: dict[tuple, Any] = {}
-        self._graph_refs: dict[tuple, Any] = {}
-        self._variant_warned = False
+        self._regen_graphs = RegenerationGraphs(self._run_body, self.stream, self.device)
         self._bound: dict[str, Any] = {}
         self._bind_ok = not any(spec.required for c in ordered for spec in (c.inputs or {}).values())
         self._captured_step = False
@@ -189,15 +127,6 @@ class Course(metaclass=_CourseType):
         """The same as ``Course(config)``."""
         return cls(config, stream=stream, prepare=prepare)
 
-    def _check_input_defaults(self) -> None:
-        declared = set(self._ctx._inputs) | set(POSE_INPUTS)
-        for c in self._order:
-            for n, spec in (c.inputs or {}).items():
-                if spec.default is not None and spec.default not in declared:
-                    raise ValueError(
-                        f"component {c.name!r}: input {n!r} defaults to {spec.default!r}, which is no input name"
-                    )
-
     def _utility(self, name: str):
         c = self.components.get(name)
         return None if c is None else c.utility
@@ -242,7 +171,12 @@ class Course(metaclass=_CourseType):
     @property
     def graph(self):
         """The course's own graph of ``regenerate()`` (None until first recorded)."""
-        return self._graphs.get((False, None))
+        return self._regen_graphs.main
+
+    @property
+    def _graphs(self) -> dict:
+        """The recorded regeneration variants by ``(advance, id(mask) or None)`` (:mod:`.graphs`)."""
+        return self._regen_graphs.graphs
 
     # -- ownership ------------------------------------------------------------------------------
     def _take_over(self) -> None:
@@ -258,91 +192,6 @@ class Course(metaclass=_CourseType):
                 "this course's generator is driven by another Course built later over the same generator; use "
                 "that course (its components read what it regenerates)"
             )
-
-    # -- binding --------------------------------------------------------------------------------
-    def bind(self, *args, **arrays) -> None:
-        """Bind every component input at once, by name (``position``, ``orientation``,
-        ``half_extents``, ``box_position`` also positionally). Validated, then bound atomically.
-
-        The built-in per-step components also take ``origin`` ([E] vec3f): with it, positions are
-        world-frame and each env's course sits at its origin (e.g. Isaac Lab's env origins)."""
-        arrays = self._named_inputs(args, arrays)
-        routes = self._route_inputs(arrays)
-        changed = self._captured_step and any(
-            (c._bound or {}).get(n) is not a for c in self._order for n, a in routes[c.name].items()
-        )
-        done = []
-        try:  # all or nothing: a component that refuses its arrays leaves every binding as it was
-            for c in self._order:
-                done.append((c, c._bound))
-                c.bind(routes[c.name])
-        except BaseException:
-            for c, prev in done:
-                c._bound = prev
-            raise
-        self._bound = dict(arrays)
-        self._bind_ok = True
-        if changed and not self._rebind_warned:
-            self._rebind_warned = True
-            warnings.warn("inputs rebound after a graph recorded course.step(): that graph still reads the old "
-                          "arrays; record it again", RebindAfterCaptureWarning, stacklevel=2)
-
-    def _named_inputs(self, args, arrays: dict) -> dict:
-        """Positional pose arrays named, and every name checked against the declared inputs."""
-        if len(args) > len(POSE_INPUTS):
-            raise TypeError(f"bind takes at most {len(POSE_INPUTS)} positional arrays {POSE_INPUTS}")
-        for name, arr in zip(POSE_INPUTS, args):
-            if name in arrays:
-                raise TypeError(f"bind: {name!r} given positionally and by name")
-            arrays[name] = arr
-        declared = self._ctx._inputs
-        gen_inputs = getattr(self.generator, "input_info", {}) or {}
-        for name in arrays:
-            if name in gen_inputs:
-                raise TypeError(
-                    f"{name!r} is an input of the generator, not of the components: write "
-                    f"course.generator.inputs[{name!r}] in place (e.g. wp.copy into it before regenerating)"
-                )
-            if name not in declared and name not in POSE_INPUTS:
-                raise TypeError(f"bind: unknown input {name!r}; component inputs: {sorted(declared)}")
-        return arrays
-
-    def _route_inputs(self, arrays: dict) -> dict[str, dict[str, Any]]:
-        """Each component's inputs (its own name, else the spec's default name), validated."""
-        routes: dict[str, dict[str, Any]] = {}
-        missing = []
-        for c in self._order:
-            r = {}
-            for n, spec in (c.inputs or {}).items():
-                arr = arrays.get(n)
-                if arr is None and spec.default is not None:
-                    arr = arrays.get(spec.default)
-                if arr is None:
-                    if spec.required:
-                        missing.append(f"{c.name}.{n}")
-                    continue
-                self._check_input(c.name, n, spec, arr)
-                r[n] = arr
-            routes[c.name] = r
-        if missing:
-            raise TypeError(
-                f"bind: missing required input(s) {missing}; a bind replaces every binding, so pass them all again"
-            )
-        return routes
-
-    def _check_input(self, comp: str, name: str, spec, arr) -> None:
-        if not isinstance(arr, wp.array):
-            raise TypeError(f"bind: {name!r} (for {comp!r}) must be a wp.array, got {type(arr).__name__}")
-        shape = spec.shape(self.num_envs)
-        if tuple(arr.shape) != shape:
-            raise ValueError(f"bind: {name!r} (for {comp!r}) must have shape {shape}, got {tuple(arr.shape)}")
-        if arr.dtype != spec.dtype:
-            raise TypeError(
-                f"bind: {name!r} (for {comp!r}) must have dtype {getattr(spec.dtype, '__name__', spec.dtype)}, got "
-                f"{getattr(arr.dtype, '__name__', arr.dtype)}"
-            )
-        if wp.get_device(arr.device) != self.device:
-            raise ValueError(f"bind: {name!r} is on {arr.device}, the course on {self.device}; move it")
 
     # -- stepping -------------------------------------------------------------------------------
     def step(self) -> StepResult:
@@ -397,7 +246,7 @@ class Course(metaclass=_CourseType):
 
     def _run_body(self, advance: bool, mask: wp.array | None) -> None:
         """THE regeneration body, enqueued on the current stream (recorded when capturing); callers
-        make the course's stream current first (:meth:`_enqueue`, :meth:`_record`)."""
+        make the course's stream current first (:meth:`_enqueue`, :meth:`.graphs.RegenerationGraphs.run`)."""
         if mask is None:
             self.generator.enqueue(self._ctx.exec, advance=advance, mask=None)
             for c in self._order:
@@ -526,34 +375,7 @@ class Course(metaclass=_CourseType):
         if not self._capturable():
             self._enqueue(advance, mask)
             return
-        key = (bool(advance), None if mask is None else id(mask))
-        graph = self._graphs.get(key)
-        if graph is None:
-            variants = sum(1 for k in self._graphs if k != (False, None))
-            if key != (False, None) and variants >= MAX_GRAPH_VARIANTS:
-                if not self._variant_warned:
-                    self._variant_warned = True
-                    warnings.warn(
-                        f"this course already holds {MAX_GRAPH_VARIANTS} regeneration graphs besides course.graph; "
-                        f"further (advance, mask) variants run eagerly. Reuse the same mask array",
-                        RuntimeWarning,
-                        stacklevel=2,
-                    )
-                self._enqueue(advance, mask)
-                return
-            graph = self._record(advance, mask)
-            self._graphs[key] = graph
-            self._graph_refs[key] = mask  # keeps the mask array (and so its id) alive
-        with on_stream(self.stream, self.device):  # replayed on the course's stream, joined back
-            wp.capture_launch(graph)
-
-    def _record(self, advance, mask):
-        # The course's stream becomes the current one *before* the capture begins on it: a capture
-        # on a stream that is not current records nothing (every launch, capture_if included, goes
-        # to the current stream and runs at record time).
-        with on_stream(self.stream, self.device), wp.ScopedCapture(device=self.device) as cap:
-            self._run_body(advance, mask)
-        return cap.graph
+        self._regen_graphs.run(advance, mask)
 
     def generate(self, seeds: Any = None) -> None:
         """Regenerate every env now; with ``seeds``, reseed first, by whoever owns the seeds: the
