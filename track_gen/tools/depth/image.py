@@ -9,10 +9,9 @@ import math
 import numpy as np
 import warp as wp
 
-from track_gen.tools.depth.rays import ray_plane_z
-from track_gen.tools.depth.scene import (FRAME, POST_MINUS, POST_PLUS, CameraPose, GateShape, Scene, camera_origin,
-                                         gate_shape, gates_cast, poles_cast, post_centre, post_top, ray_gate, ray_pole,
-                                         ray_walls, walls_cast)
+from track_gen.tools.depth.rays import ray_cylinder, ray_plane_z
+from track_gen.tools.depth.scene import (CameraPose, GateShape, Scene, camera_origin, gate_shape, post_centre, post_top,
+                                         ray_frame, ray_pole, ray_walls, scene_counts)
 
 __all__ = ["ImageRays", "camera_rays", "depth_kernel", "row_planes"]
 
@@ -142,12 +141,13 @@ class RowPlane:
 
 
 @wp.func
-def _row_plane(lens: ImageRays, q: wp.quatf, i: int) -> RowPlane:
+def _row_plane(row_normals: wp.array(dtype=wp.vec3f), row_axes: wp.array(dtype=wp.vec3f),
+               row_len: wp.array(dtype=wp.float32), q: wp.quatf, i: int) -> RowPlane:
     row = RowPlane()
-    row.normal = wp.quat_rotate(q, lens.row_normals[i])
-    row.axis = wp.quat_rotate(q, lens.row_axes[i])
+    row.normal = wp.quat_rotate(q, row_normals[i])
+    row.axis = wp.quat_rotate(q, row_axes[i])
     row.right = wp.quat_rotate(q, wp.vec3f(0.0, -1.0, 0.0))
-    row.axis_len = lens.row_len[i]
+    row.axis_len = row_len[i]
     return row
 
 
@@ -164,70 +164,49 @@ def _row_upright_span(base: wp.vec3f, top: float, r: float, row: RowPlane, focal
 
 
 @wp.func
-def _limits(lens: ImageRays, k: int):
-    """The ray parameter range ``(tmin, tfar)`` of pixel k (its ray has cosine ``cosines[k]`` to the axis)."""
-    cs = lens.cosines[k]
-    if lens.zdepth != 0:
-        return lens.near / cs, lens.far / cs
-    return lens.near, lens.far
+def _limits(cs: float, near: float, far: float, zdepth: int):
+    """The ray parameter range ``(tmin, tfar)`` of a pixel whose ray has cosine ``cs`` to the axis."""
+    if zdepth != 0:
+        return near / cs, far / cs
+    return near, far
 
 
 @wp.func
-def _in_span(j: int, j0: int, j1: int, bit: int) -> int:
-    return wp.where(j0 <= j and j <= j1, bit, 0)
-
-
-@wp.func
-def _gate_row(lens: ImageRays, row: RowPlane, gate: GateShape, post_r: float, o: wp.vec3f, q: wp.quatf, e: int,
-              i: int, depth_out: wp.array3d(dtype=wp.float32)):
-    """Gate ``gate`` in row i of env e's image: the pixels of the row whose rays may meet its frame
-    (its bounding sphere) or a post (its upright cylinder), each cast against those parts."""
+def _gate_row(rays: wp.array(dtype=wp.vec3f), cosines: wp.array(dtype=wp.float32), near: float, far: float,
+              zdepth: int, focal: float, row: RowPlane, gate: GateShape, post_r: float, o: wp.vec3f, q: wp.quatf,
+              e: int, i: int, depth_out: wp.array3d(dtype=wp.float32)):
+    """Gate ``gate`` in row i of env e's image: the frame over the pixels of the row whose rays may
+    meet its bounding sphere, then each post (when ``post_r > 0``) over those that may meet it."""
     W = depth_out.shape[2]
-    f0, f1 = _row_span(gate.pos - o, gate.radius, row, lens.focal, W)
-    a0 = int(1)
-    a1 = int(0)
-    b0 = int(1)
-    b1 = int(0)
+    k0 = i * W
+    j0, j1 = _row_span(gate.pos - o, gate.radius, row, focal, W)
+    for j in range(j0, j1 + 1):
+        tmin, tfar = _limits(cosines[k0 + j], near, far, zdepth)
+        d = wp.quat_rotate(q, rays[k0 + j])
+        depth_out[e, i, j] = ray_frame(o, d, gate, tmin, depth_out[e, i, j])
     if post_r > 0.0:
         top = post_top(gate)
-        pa = post_centre(gate, 0)
-        pb = post_centre(gate, 1)
-        r = post_r * 1.001 + 1.0e-4
-        a0, a1 = _row_upright_span(wp.vec3f(pa[0], pa[1], 0.0) - o, top, r, row, lens.focal, W)
-        b0, b1 = _row_upright_span(wp.vec3f(pb[0], pb[1], 0.0) - o, top, r, row, lens.focal, W)
-    j0 = W
-    j1 = int(-1)
-    if f0 <= f1:
-        j0 = wp.min(j0, f0)
-        j1 = wp.max(j1, f1)
-    if a0 <= a1:
-        j0 = wp.min(j0, a0)
-        j1 = wp.max(j1, a1)
-    if b0 <= b1:
-        j0 = wp.min(j0, b0)
-        j1 = wp.max(j1, b1)
-    k0 = i * W
-    for j in range(j0, j1 + 1):
-        parts = _in_span(j, f0, f1, FRAME) | _in_span(j, a0, a1, POST_PLUS) | _in_span(j, b0, b1, POST_MINUS)
-        if parts != 0:
-            tmin, tfar = _limits(lens, k0 + j)
-            d = wp.quat_rotate(q, lens.rays[k0 + j])
-            depth_out[e, i, j] = ray_gate(o, d, gate, post_r, parts, tmin, depth_out[e, i, j])
+        for s in range(2):
+            pc = post_centre(gate, s)
+            j0, j1 = _row_upright_span(wp.vec3f(pc[0], pc[1], 0.0) - o, top, post_r * 1.001 + 1.0e-4, row, focal, W)
+            for j in range(j0, j1 + 1):
+                tmin, tfar = _limits(cosines[k0 + j], near, far, zdepth)
+                d = wp.quat_rotate(q, rays[k0 + j])
+                depth_out[e, i, j] = wp.min(depth_out[e, i, j], ray_cylinder(o, d, pc, post_r, 0.0, top, tmin))
 
 
 @wp.func
-def _pole_row(lens: ImageRays, row: RowPlane, scene: Scene, m: int, o: wp.vec3f, q: wp.quatf, e: int, i: int,
-              depth_out: wp.array3d(dtype=wp.float32)):
-    """Pole obstacle m in row i of env e's image: the pixels whose rays may meet it."""
+def _pole_row(rays: wp.array(dtype=wp.vec3f), cosines: wp.array(dtype=wp.float32), near: float, far: float,
+              zdepth: int, focal: float, row: RowPlane, base: wp.vec3f, radius: float, height: float, o: wp.vec3f,
+              q: wp.quatf, e: int, i: int, depth_out: wp.array3d(dtype=wp.float32)):
+    """A pole obstacle in row i of env e's image: the pixels whose rays may meet it."""
     W = depth_out.shape[2]
-    height = scene.obstacle_height[e, m]
-    r = scene.obstacle_radius[e, m] * 1.001 + 1.0e-4
-    j0, j1 = _row_upright_span(scene.obstacle_pos[e, m] - o, height, r, row, lens.focal, W)
+    j0, j1 = _row_upright_span(base - o, height, radius * 1.001 + 1.0e-4, row, focal, W)
     k0 = i * W
     for j in range(j0, j1 + 1):
-        tmin, tfar = _limits(lens, k0 + j)
-        d = wp.quat_rotate(q, lens.rays[k0 + j])
-        depth_out[e, i, j] = wp.min(depth_out[e, i, j], ray_pole(o, d, scene, e, m, tmin))
+        tmin, tfar = _limits(cosines[k0 + j], near, far, zdepth)
+        d = wp.quat_rotate(q, rays[k0 + j])
+        depth_out[e, i, j] = wp.min(depth_out[e, i, j], ray_pole(o, d, base, radius, height, tmin))
 
 
 @wp.kernel
@@ -236,46 +215,62 @@ def depth_kernel(lens: ImageRays, scene: Scene, pose: CameraPose, depth_out: wp.
     the row's W rays, keeping each pixel's best ray parameter in its own ``depth_out`` element.
     The row's rays all lie in one plane through the camera centre (normal ``row_normals[i]``,
     body frame), so a primitive whose bounding sphere misses that plane is skipped for the row.
-    Envs with ``render == 0`` (when bound) are left untouched; a non-finite pose reads ``far``."""
+    Envs with ``render == 0`` (when bound) are left untouched; a non-finite pose reads ``far``.
+    The structs' fields are read here and passed on as arrays and numbers (a struct argument of
+    a function is a copy)."""
     e, i = wp.tid()
     W = depth_out.shape[2]
+    rays = lens.rays
+    cosines = lens.cosines
+    near = lens.near
+    far = lens.far
+    zdepth = lens.zdepth
+    focal = lens.focal
     cast, ok, q, o = camera_origin(pose, e, lens.offset)
     if not cast:
         return
     if not ok:
         for j in range(W):
-            depth_out[e, i, j] = lens.far
+            depth_out[e, i, j] = far
         return
-    row = _row_plane(lens, q, i)
+    row = _row_plane(lens.row_normals, lens.row_axes, lens.row_len, q, i)
     k0 = i * W
     # the ground (or nothing): every pixel's start value
     for j in range(W):
-        tmin, tfar = _limits(lens, k0 + j)
+        tmin, tfar = _limits(cosines[k0 + j], near, far, zdepth)
         best = tfar
         if scene.ground != 0:
-            best = wp.min(best, ray_plane_z(o, wp.quat_rotate(q, lens.rays[k0 + j]), 0.0, tmin))
+            best = wp.min(best, ray_plane_z(o, wp.quat_rotate(q, rays[k0 + j]), 0.0, tmin))
         depth_out[e, i, j] = best
+    G, n_obs, walls = scene_counts(scene.valid[e], scene.has_gates, scene.gate_count[e], scene.gate_pos.shape[1],
+                                   scene.has_obstacles, scene.obstacle_count[e], scene.obstacle_pos.shape[1],
+                                   scene.wall_height)
     # gates: frames (and posts)
-    for g in range(gates_cast(scene, e)):
-        gate = gate_shape(scene, e, g)
+    for g in range(G):
+        gate = gate_shape(scene.gate_pos, scene.gate_normal, scene.gate_width, scene.gate_height, scene.gate_thickness,
+                          e, g)
         if gate.lat[0] != 0.0 or gate.lat[1] != 0.0:
-            _gate_row(lens, row, gate, scene.post_radius, o, q, e, i, depth_out)
+            _gate_row(rays, cosines, near, far, zdepth, focal, row, gate, scene.post_radius, o, q, e, i, depth_out)
     # pole obstacles
-    for m in range(poles_cast(scene, e)):
-        _pole_row(lens, row, scene, m, o, q, e, i, depth_out)
+    for m in range(n_obs):
+        _pole_row(rays, cosines, near, far, zdepth, focal, row, scene.obstacle_pos[e, m],
+                  scene.obstacle_radius[e, m], scene.obstacle_height[e, m], o, q, e, i, depth_out)
     # band walls: chunk boxes, then their segments
-    if walls_cast(scene, e):
+    if walls:
         for j in range(W):
-            tmin, tfar = _limits(lens, k0 + j)
-            d = wp.quat_rotate(q, lens.rays[k0 + j])
-            depth_out[e, i, j] = ray_walls(o, d, scene, e, tmin, depth_out[e, i, j])
+            tmin, tfar = _limits(cosines[k0 + j], near, far, zdepth)
+            d = wp.quat_rotate(q, rays[k0 + j])
+            depth_out[e, i, j] = ray_walls(o, d, scene.left, scene.right, scene.boxes, scene.ground_z,
+                                           scene.wall_height, scene.chunk_len, scene.chunks, e, tmin,
+                                           depth_out[e, i, j])
     # ray parameter -> depth
     for j in range(W):
-        tmin, tfar = _limits(lens, k0 + j)
+        cs = cosines[k0 + j]
+        tmin, tfar = _limits(cs, near, far, zdepth)
         best = depth_out[e, i, j]
-        out = lens.far
+        out = far
         if best < tfar:
             out = best
-            if lens.zdepth != 0:
-                out = best * lens.cosines[k0 + j]
+            if zdepth != 0:
+                out = best * cs
         depth_out[e, i, j] = out

@@ -2,9 +2,10 @@
 both kernels share.
 
 :class:`Scene` holds one course's primitives (gate frames and posts, pole obstacles, band walls,
-the ground); :class:`CameraPose` the per-step pose inputs. :func:`ray_gate` is the one gate cast
-(frame and posts) for a ray: the image kernel calls it per pixel of a row's culled spans,
-:func:`cast_ray` per range ray. :func:`camera_origin` is the one pose check of both kernels.
+the ground); :class:`CameraPose` the per-step pose inputs. :func:`gate_shape`, :func:`ray_frame` and
+:func:`post_centre` are the one gate cast: :func:`cast_ray` (per range ray) casts a whole gate
+with :func:`ray_gate`, the image kernel casts the frame and each post over the row's pixels
+that their bounds leave. :func:`camera_origin` is the one pose check of both kernels.
 """
 
 from __future__ import annotations
@@ -18,14 +19,7 @@ from track_gen.tools.collision.pose import POSE_LIMIT
 from track_gen.tools.depth.rays import ray_aabb2, ray_cylinder, ray_gate_frame, ray_plane_z, ray_wall, sphere_misses
 
 __all__ = ["CameraPose", "GateShape", "Scene", "camera_origin", "cast_ray", "gate_shape", "ray_gate", "ray_pole",
-           "ray_walls", "FRAME", "POST_PLUS", "POST_MINUS", "WHOLE_GATE"]
-
-#: :func:`ray_gate` parts (bits): the frame's bars, the post on +lateral, the post on -lateral
-FRAME = wp.constant(1)
-POST_PLUS = wp.constant(2)
-POST_MINUS = wp.constant(4)
-WHOLE_GATE = wp.constant(7)
-
+           "ray_walls", "ray_frame", "post_centre", "post_top", "scene_counts"]
 
 @wp.struct
 class Scene:
@@ -100,14 +94,18 @@ def camera_origin(pose: CameraPose, e: int, offset: wp.vec3f):
 
 
 @wp.func
-def gate_shape(scene: Scene, e: int, g: int) -> GateShape:
-    """Gate g of env e (``lat`` zero for a gate without a horizontal normal: skip it)."""
+def gate_shape(gate_pos: wp.array2d(dtype=wp.vec3f), gate_normal: wp.array2d(dtype=wp.vec3f),
+               gate_width: wp.array(dtype=wp.float32), gate_height: wp.array(dtype=wp.float32),
+               gate_thickness: wp.array(dtype=wp.float32), e: int, g: int) -> GateShape:
+    """Gate g of env e (``lat`` zero for a gate without a horizontal normal: skip it). The
+    per-ray functions here take the arrays they read, not a :class:`Scene`: Warp passes a struct
+    to a function by value, and a copy of the whole scene per ray costs more than the ray."""
     s = GateShape()
-    s.pos = scene.gate_pos[e, g]
-    s.lat = unit_lateral_xy(scene.gate_normal[e, g])
-    s.width = scene.gate_width[e]
-    s.height = scene.gate_height[e]
-    s.thickness = scene.gate_thickness[e]
+    s.pos = gate_pos[e, g]
+    s.lat = unit_lateral_xy(gate_normal[e, g])
+    s.width = gate_width[e]
+    s.height = gate_height[e]
+    s.thickness = gate_thickness[e]
     w = s.width
     h = s.height
     t = s.thickness
@@ -130,79 +128,73 @@ def post_top(gate: GateShape) -> float:
 
 
 @wp.func
-def ray_gate(o: wp.vec3f, d: wp.vec3f, gate: GateShape, post_r: float, parts: int, tmin: float,
-             best: float) -> float:
-    """The nearest surface ``t`` in ``[tmin, best)`` of the gate's ``parts`` (:data:`FRAME`,
-    :data:`POST_PLUS`, :data:`POST_MINUS` bits; posts only when ``post_r > 0``) along the unit
-    ray ``o + t d``, else ``best``. Every part is a min over exact hits, so the parts' order and
-    the callers' (conservative) culling never change the result."""
+def ray_frame(o: wp.vec3f, d: wp.vec3f, gate: GateShape, tmin: float, best: float) -> float:
+    """The nearest surface ``t`` in ``[tmin, best)`` of the gate frame's bars along the unit ray
+    ``o + t d``, else ``best``: its bounding sphere first, then the bars in the gate's frame."""
+    if sphere_misses(o, d, gate.pos, gate.radius, tmin, best):
+        return best
+    lat = gate.lat
+    w = gate.width
+    h = gate.height
+    t = gate.thickness
+    nh = wp.vec2f(lat[1], -lat[0])  # the unit horizontal normal
+    r = o - gate.pos
+    ol = wp.vec3f(r[0] * lat[0] + r[1] * lat[1], r[0] * nh[0] + r[1] * nh[1], r[2])
+    dl = wp.vec3f(d[0] * lat[0] + d[1] * lat[1], d[0] * nh[0] + d[1] * nh[1], d[2])
+    return ray_gate_frame(ol, dl, 0.5 * w + t, 0.5 * t, 0.5 * h + t, 0.5 * w, 0.5 * h, tmin, best)
+
+
+@wp.func
+def ray_gate(o: wp.vec3f, d: wp.vec3f, gate: GateShape, post_r: float, tmin: float, best: float) -> float:
+    """The nearest surface ``t`` in ``[tmin, best)`` of the whole gate (its posts when ``post_r > 0``,
+    then its frame) along the unit ray ``o + t d``, else ``best``. Every part is a min over exact
+    hits, so the image kernel, which casts each part over its own culled pixels, gets the same bits."""
     if post_r > 0.0:
         top = post_top(gate)
         for s in range(2):
-            if (parts & (POST_PLUS << s)) != 0:
-                best = wp.min(best, ray_cylinder(o, d, post_centre(gate, s), post_r, 0.0, top, tmin))
-    if (parts & FRAME) != 0:
-        if not sphere_misses(o, d, gate.pos, gate.radius, tmin, best):
-            lat = gate.lat
-            w = gate.width
-            h = gate.height
-            t = gate.thickness
-            nh = wp.vec2f(lat[1], -lat[0])  # the unit horizontal normal
-            r = o - gate.pos
-            ol = wp.vec3f(r[0] * lat[0] + r[1] * lat[1], r[0] * nh[0] + r[1] * nh[1], r[2])
-            dl = wp.vec3f(d[0] * lat[0] + d[1] * lat[1], d[0] * nh[0] + d[1] * nh[1], d[2])
-            best = ray_gate_frame(ol, dl, 0.5 * w + t, 0.5 * t, 0.5 * h + t, 0.5 * w, 0.5 * h, tmin, best)
-    return best
+            best = wp.min(best, ray_cylinder(o, d, post_centre(gate, s), post_r, 0.0, top, tmin))
+    return ray_frame(o, d, gate, tmin, best)
 
 
 @wp.func
-def ray_pole(o: wp.vec3f, d: wp.vec3f, scene: Scene, e: int, m: int, tmin: float) -> float:
-    """``t >= tmin`` where the ray meets env e's pole obstacle m, else BIG."""
-    b = scene.obstacle_pos[e, m]
-    return ray_cylinder(o, d, wp.vec2f(b[0], b[1]), scene.obstacle_radius[e, m], b[2],
-                        b[2] + scene.obstacle_height[e, m], tmin)
+def ray_pole(o: wp.vec3f, d: wp.vec3f, base: wp.vec3f, radius: float, height: float, tmin: float) -> float:
+    """``t >= tmin`` where the ray meets the pole obstacle (base centre, radius, height), else BIG."""
+    return ray_cylinder(o, d, wp.vec2f(base[0], base[1]), radius, base[2], base[2] + height, tmin)
 
 
 @wp.func
-def ray_walls(o: wp.vec3f, d: wp.vec3f, scene: Scene, e: int, tmin: float, best: float) -> float:
+def ray_walls(o: wp.vec3f, d: wp.vec3f, left: wp.array2d(dtype=wp.vec2f), right: wp.array2d(dtype=wp.vec2f),
+              boxes: wp.array2d(dtype=wp.vec4f), ground_z: wp.array2d(dtype=wp.float32), wall_h: float, K: int,
+              C: int, e: int, tmin: float, best: float) -> float:
     """The nearest band wall ``t`` in ``[tmin, best)`` (else ``best``): the edges' chunk boxes,
     then the segments of the chunks the ray crosses."""
-    N = scene.left.shape[1]
-    for ch in range(2 * scene.chunks):
-        u0, u1 = ray_aabb2(o, d, scene.boxes[e, ch])
+    N = left.shape[1]
+    for ch in range(2 * C):
+        u0, u1 = ray_aabb2(o, d, boxes[e, ch])
         if u0 > u1 or u1 < tmin or u0 >= best:
             continue
-        side, i0, i1 = chunk_range(ch, scene.chunk_len, scene.chunks, N)
-        a = edge_pt(scene.left, scene.right, e, side, i0)
+        side, i0, i1 = chunk_range(ch, K, C, N)
+        a = edge_pt(left, right, e, side, i0)
         for s in range(i0, i1):
             s1 = (s + 1) % N
-            b2 = edge_pt(scene.left, scene.right, e, side, s1)
-            best = wp.min(best, ray_wall(o, d, a, b2, scene.ground_z[e, s], scene.ground_z[e, s1], scene.wall_height,
-                                         tmin))
+            b2 = edge_pt(left, right, e, side, s1)
+            best = wp.min(best, ray_wall(o, d, a, b2, ground_z[e, s], ground_z[e, s1], wall_h, tmin))
             a = b2
     return best
 
 
 @wp.func
-def gates_cast(scene: Scene, e: int) -> int:
-    """How many of env e's gates the casts visit (0 on a course without gates)."""
-    if scene.has_gates != 0:
-        return gates_in_use(scene.valid[e], scene.gate_count[e], scene.gate_pos.shape[1])
-    return 0
-
-
-@wp.func
-def poles_cast(scene: Scene, e: int) -> int:
-    """How many of env e's pole obstacles the casts visit (0 on an invalid course or without poles)."""
-    if scene.has_obstacles != 0 and scene.valid[e] != 0:
-        return wp.clamp(scene.obstacle_count[e], 0, scene.obstacle_pos.shape[1])
-    return 0
-
-
-@wp.func
-def walls_cast(scene: Scene, e: int) -> bool:
-    """Whether env e's band walls are cast."""
-    return scene.wall_height > 0.0 and scene.valid[e] != 0
+def scene_counts(valid: int, has_gates: int, gate_count: int, gate_cap: int, has_obstacles: int, obstacle_count: int,
+                 obstacle_cap: int, wall_h: float):
+    """What the casts visit in one env: its gates in use (0 on a course without gates), its pole
+    obstacles (0 on an invalid course or without poles), and whether its band walls are cast."""
+    G = int(0)
+    if has_gates != 0:
+        G = gates_in_use(valid, gate_count, gate_cap)
+    n_obs = int(0)
+    if has_obstacles != 0 and valid != 0:
+        n_obs = wp.clamp(obstacle_count, 0, obstacle_cap)
+    return G, n_obs, wall_h > 0.0 and valid != 0
 
 
 @wp.func
@@ -211,13 +203,19 @@ def cast_ray(o: wp.vec3f, d: wp.vec3f, tmin: float, best: float, e: int, scene: 
     ``o + t d`` (``best`` when none): the image kernel's primitives, for one ray."""
     if scene.ground != 0:
         best = wp.min(best, ray_plane_z(o, d, 0.0, tmin))
-    for g in range(gates_cast(scene, e)):
-        gate = gate_shape(scene, e, g)
+    G, n_obs, walls = scene_counts(scene.valid[e], scene.has_gates, scene.gate_count[e], scene.gate_pos.shape[1],
+                                   scene.has_obstacles, scene.obstacle_count[e], scene.obstacle_pos.shape[1],
+                                   scene.wall_height)
+    for g in range(G):
+        gate = gate_shape(scene.gate_pos, scene.gate_normal, scene.gate_width, scene.gate_height, scene.gate_thickness,
+                          e, g)
         if gate.lat[0] == 0.0 and gate.lat[1] == 0.0:
             continue
-        best = ray_gate(o, d, gate, scene.post_radius, WHOLE_GATE, tmin, best)
-    for m in range(poles_cast(scene, e)):
-        best = wp.min(best, ray_pole(o, d, scene, e, m, tmin))
-    if walls_cast(scene, e):
-        best = ray_walls(o, d, scene, e, tmin, best)
+        best = ray_gate(o, d, gate, scene.post_radius, tmin, best)
+    for m in range(n_obs):
+        best = wp.min(best, ray_pole(o, d, scene.obstacle_pos[e, m], scene.obstacle_radius[e, m],
+                                     scene.obstacle_height[e, m], tmin))
+    if walls:
+        best = ray_walls(o, d, scene.left, scene.right, scene.boxes, scene.ground_z, scene.wall_height, scene.chunk_len,
+                         scene.chunks, e, tmin, best)
     return best
