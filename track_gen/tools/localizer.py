@@ -318,19 +318,6 @@ class FrameRows:
     search: wp.array(dtype=wp.int32)
 
 
-@wp.func
-def _write_frame(e: int, frame_out: FrameRows, s: float, lateral: float, vertical: float, heading: float,
-                 tangent: wp.vec3f, segment: int, distance: float, search: int):
-    frame_out.s[e] = s
-    frame_out.lateral[e] = lateral
-    frame_out.vertical[e] = vertical
-    frame_out.heading[e] = heading
-    frame_out.tangent[e] = tangent
-    frame_out.segment[e] = segment
-    frame_out.distance[e] = distance
-    frame_out.search[e] = search
-
-
 @wp.kernel
 def _locate(window: int, block: int,
             pts: wp.array2d(dtype=wp.vec4f), spheres: wp.array2d(dtype=wp.vec4f), num_seg: wp.array(dtype=wp.int32),
@@ -414,7 +401,14 @@ def _locate(window: int, block: int,
         break
 
     if best_j < 0:
-        _write_frame(e, frame_out, 0.0, 0.0, 0.0, 0.0, wp.vec3f(0.0, 0.0, 0.0), -1, 0.0, SEARCH_NONE)
+        frame_out.s[e] = 0.0
+        frame_out.lateral[e] = 0.0
+        frame_out.vertical[e] = 0.0
+        frame_out.heading[e] = 0.0
+        frame_out.tangent[e] = wp.vec3f(0.0, 0.0, 0.0)
+        frame_out.segment[e] = -1
+        frame_out.distance[e] = 0.0
+        frame_out.search[e] = SEARCH_NONE
         prev_out[e] = -1
         return
 
@@ -430,8 +424,14 @@ def _locate(window: int, block: int,
     lateral = float(0.0)
     if hl > 0.0:
         lateral = (d[0] * off[1] - d[1] * off[0]) / hl
-    _write_frame(e, frame_out, sa[3] + best_t * (sb[3] - sa[3]), lateral, off[2], _heading(quat, has_quat, e, d),
-                 tangent, best_j, wp.sqrt(best_d2), mode)
+    frame_out.s[e] = sa[3] + best_t * (sb[3] - sa[3])
+    frame_out.lateral[e] = lateral
+    frame_out.vertical[e] = off[2]
+    frame_out.heading[e] = _heading(quat, has_quat, e, d)
+    frame_out.tangent[e] = tangent
+    frame_out.segment[e] = best_j
+    frame_out.distance[e] = wp.sqrt(best_d2)
+    frame_out.search[e] = mode
     prev_out[e] = best_j
 
 

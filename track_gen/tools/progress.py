@@ -147,12 +147,13 @@ def _fraction(dp: float, dn: float) -> float:
 
 
 @wp.func
-def _local(x: wp.vec3f, e: int, nx: int, n: int, closed: int, cps: CheckpointArrays, length: float) -> float:
+def _local(x: wp.vec3f, e: int, nx: int, n: int, closed: int, cp_pos: wp.array2d(dtype=wp.vec3f),
+           cp_normal: wp.array2d(dtype=wp.vec3f), cp_s: wp.array2d(dtype=wp.float32), length: float) -> float:
     """Within-lap progress [m] of position x with checkpoint nx next (see the module docstring)."""
     if nx >= n:  # a finished sprint
-        return cps.s[e, n - 1]
-    dn = wp.dot(x - cps.pos[e, nx], cps.normal[e, nx])
-    sn = cps.s[e, nx]
+        return cp_s[e, n - 1]
+    dn = wp.dot(x - cp_pos[e, nx], cp_normal[e, nx])
+    sn = cp_s[e, nx]
     if nx == 0 and closed == 0:
         return sn + wp.min(dn, 0.0)
     if n == 1:  # a one-checkpoint loop: whole laps only
@@ -161,17 +162,17 @@ def _local(x: wp.vec3f, e: int, nx: int, n: int, closed: int, cps: CheckpointArr
     sp = float(0.0)
     if ip < 0:
         ip = n - 1
-        sp = cps.s[e, ip] - length
+        sp = cp_s[e, ip] - length
     else:
-        sp = cps.s[e, ip]
+        sp = cp_s[e, ip]
     dp = float(0.0)
     if dn < 0.0:
-        dp = wp.dot(x - cps.pos[e, ip], cps.normal[e, ip])
+        dp = wp.dot(x - cp_pos[e, ip], cp_normal[e, ip])
     return sp + _fraction(dp, dn) * (sn - sp)
 
 
 @wp.func
-def _behind(e: int, nx: int, n: int, closed: int, length: float, cps: CheckpointArrays):
+def _behind(e: int, nx: int, n: int, closed: int, length: float, cp_s: wp.array2d(dtype=wp.float32)):
     """The checkpoint behind next checkpoint ``nx`` (-1 before the first one of a sprint) and its
     arc length (on a loop, checkpoint n - 1 behind checkpoint 0 sits one lap back)."""
     ip = nx - 1
@@ -179,31 +180,35 @@ def _behind(e: int, nx: int, n: int, closed: int, length: float, cps: Checkpoint
     if ip < 0:
         if closed != 0:
             ip = n - 1
-            sp = cps.s[e, ip] - length
+            sp = cp_s[e, ip] - length
     else:
-        sp = cps.s[e, ip]
+        sp = cp_s[e, ip]
     return ip, sp
 
 
 @wp.func
-def _wrong_way(a: wp.vec3f, b: wp.vec3f, e: int, ip: int, cps: CheckpointArrays):
+def _wrong_way(a: wp.vec3f, b: wp.vec3f, e: int, ip: int, cp_pos: wp.array2d(dtype=wp.vec3f),
+               cp_normal: wp.array2d(dtype=wp.vec3f), cp_half_w: wp.array2d(dtype=wp.float32),
+               cp_half_h: wp.array2d(dtype=wp.float32)):
     """Whether the step a -> b crossed checkpoint ``ip`` (the one behind) backwards, within twice
     its opening; and b's signed distance to that plane (0 when there is none)."""
     ww = int(0)
     dpb = float(0.0)
     if ip >= 0:
-        p = cps.pos[e, ip]
-        nrm = cps.normal[e, ip]
+        p = cp_pos[e, ip]
+        nrm = cp_normal[e, ip]
         dpa = wp.dot(a - p, nrm)
         dpb = wp.dot(b - p, nrm)
         if dpa >= 0.0 and dpb < 0.0:
-            if _in_opening(a, b, dpa, dpb, p, nrm, 2.0 * cps.half_width[e, ip], 2.0 * cps.half_height[e, ip]):
+            if _in_opening(a, b, dpa, dpb, p, nrm, 2.0 * cp_half_w[e, ip], 2.0 * cp_half_h[e, ip]):
                 ww = 1
     return ww, dpb
 
 
 @wp.func
-def _pass_planes(a: wp.vec3f, b: wp.vec3f, e: int, n: int, nx: int, lp: int, closed: int, cps: CheckpointArrays):
+def _pass_planes(a: wp.vec3f, b: wp.vec3f, e: int, n: int, nx: int, lp: int, closed: int,
+                 cp_pos: wp.array2d(dtype=wp.vec3f), cp_normal: wp.array2d(dtype=wp.vec3f),
+                 cp_half_w: wp.array2d(dtype=wp.float32), cp_half_h: wp.array2d(dtype=wp.float32)):
     """The checkpoints the step a -> b passes in order from ``nx``, each crossed forwards inside
     its opening (a crossing outside it is a miss and stops the walk). Returns ``(nx, laps,
     count, miss, lap_done, db)``; ``db`` is b's signed distance to the plane of the ``nx`` it
@@ -211,14 +216,14 @@ def _pass_planes(a: wp.vec3f, b: wp.vec3f, e: int, n: int, nx: int, lp: int, clo
     count = int(0)
     miss = int(0)
     lap_done = int(0)
-    p = cps.pos[e, nx]
-    nrm = cps.normal[e, nx]
+    p = cp_pos[e, nx]
+    nrm = cp_normal[e, nx]
     da = wp.dot(a - p, nrm)
     db = wp.dot(b - p, nrm)
     db0 = db
     if da < 0.0 and db >= 0.0:
         for _i in range(n):
-            if not _in_opening(a, b, da, db, p, nrm, cps.half_width[e, nx], cps.half_height[e, nx]):
+            if not _in_opening(a, b, da, db, p, nrm, cp_half_w[e, nx], cp_half_h[e, nx]):
                 miss = 1
                 break
             count += 1
@@ -229,8 +234,8 @@ def _pass_planes(a: wp.vec3f, b: wp.vec3f, e: int, n: int, nx: int, lp: int, clo
                 if closed == 0:
                     break
                 nx = 0
-            p = cps.pos[e, nx]
-            nrm = cps.normal[e, nx]
+            p = cp_pos[e, nx]
+            nrm = cp_normal[e, nx]
             da = wp.dot(a - p, nrm)
             db = wp.dot(b - p, nrm)
             if da >= 0.0 or db < 0.0:
@@ -249,31 +254,35 @@ def _progress_step(
     events_out: StepEvents,
 ):
     e = wp.tid()
-    cps = checkpoints
-    st = state_out
-    n = wp.min(cps.count[e], cps.pos.shape[1])
+    # the structs' arrays, passed on as arrays (a struct argument of a function is a copy)
+    cp_pos = checkpoints.pos
+    cp_normal = checkpoints.normal
+    cp_half_w = checkpoints.half_width
+    cp_half_h = checkpoints.half_height
+    cp_s = checkpoints.s
+    n = wp.min(checkpoints.count[e], cp_pos.shape[1])
     b = env_position(position, env_origin, has_origin, e)
     if valid[e] == 0 or n <= 0 or not wp.isfinite(b):
         _no_events(e, events_out)
         if valid[e] == 0 or n <= 0:
             events_out.progress[e] = 0.0
         return
-    closed = wp.where(cps.closed[e] != 0, 1, 0)
-    length = cps.length[e]
-    nx = st.next[e]
+    closed = wp.where(checkpoints.closed[e] != 0, 1, 0)
+    length = checkpoints.length[e]
+    nx = state_out.next[e]
     if nx < 0 or nx > n or (nx == n and closed != 0):
         nx = 0  # only after a checkpoint set changed without a reset
-    if st.has_prev[e] == 0:
-        loc0 = _local(b, e, nx, n, closed, cps, length)
-        st.origin[e] = loc0
-        st.last_local[e] = loc0
-        st.prev_pos[e] = b
-        st.has_prev[e] = 1
+    if state_out.has_prev[e] == 0:
+        loc0 = _local(b, e, nx, n, closed, cp_pos, cp_normal, cp_s, length)
+        state_out.origin[e] = loc0
+        state_out.last_local[e] = loc0
+        state_out.prev_pos[e] = b
+        state_out.has_prev[e] = 1
         _no_events(e, events_out)
         events_out.progress[e] = 0.0
         return
-    a = st.prev_pos[e]
-    lp0 = st.laps[e]
+    a = state_out.prev_pos[e]
+    lp0 = state_out.laps[e]
     lp = lp0
     count = int(0)
     ww = int(0)
@@ -281,11 +290,12 @@ def _progress_step(
     lap_done = int(0)
     loc = float(0.0)
     if nx < n:  # not a finished sprint
-        ip, sp = _behind(e, nx, n, closed, length, cps)
-        ww, dpb = _wrong_way(a, b, e, ip, cps)
-        nx, lp, count, miss, lap_done, db = _pass_planes(a, b, e, n, nx, lp, closed, cps)
+        ip, sp = _behind(e, nx, n, closed, length, cp_s)
+        ww, dpb = _wrong_way(a, b, e, ip, cp_pos, cp_normal, cp_half_w, cp_half_h)
+        nx, lp, count, miss, lap_done, db = _pass_planes(a, b, e, n, nx, lp, closed, cp_pos, cp_normal, cp_half_w,
+                                                         cp_half_h)
         if count == 0:  # the common step: reuse the plane distances
-            sn = cps.s[e, nx]
+            sn = cp_s[e, nx]
             if ip < 0:
                 loc = sn + wp.min(db, 0.0)
             elif ip == nx:  # a one-checkpoint loop: whole laps only
@@ -293,22 +303,22 @@ def _progress_step(
             else:
                 loc = sp + _fraction(dpb, db) * (sn - sp)
         else:
-            loc = _local(b, e, nx, n, closed, cps, length)
+            loc = _local(b, e, nx, n, closed, cp_pos, cp_normal, cp_s, length)
     else:
-        loc = cps.s[e, n - 1]
+        loc = cp_s[e, n - 1]
     lap_len = length * float(closed)
-    events_out.progress[e] = float(lp) * lap_len + (loc - st.origin[e])
-    events_out.delta[e] = float(lp - lp0) * lap_len + (loc - st.last_local[e])
-    st.last_local[e] = loc
-    st.prev_pos[e] = b
-    st.next[e] = nx
-    st.laps[e] = lp
+    events_out.progress[e] = float(lp) * lap_len + (loc - state_out.origin[e])
+    events_out.delta[e] = float(lp - lp0) * lap_len + (loc - state_out.last_local[e])
+    state_out.last_local[e] = loc
+    state_out.prev_pos[e] = b
+    state_out.next[e] = nx
+    state_out.laps[e] = lp
     events_out.passed[e] = count
     events_out.missed[e] = miss
     events_out.wrong_way[e] = ww
     events_out.lap[e] = lap_done
     if count != 0:
-        st.total[e] = st.total[e] + count
+        state_out.total[e] = state_out.total[e] + count
 
 
 @wp.kernel
