@@ -88,7 +88,7 @@ def bench_one(runtime: str, num_envs: int, course: bool, args) -> dict:
         t0 = time.perf_counter()
         run(n)
         best = min(best, (time.perf_counter() - t0) / n)
-    courses = env.__dict__.get("_track_gen_courses", {})
+    courses = env.__dict__.get("track_gen_courses", {})
     core = math.nan  # course.step() alone (eager, same env, same poses), best of the repeats
     if courses:
         # the env guards course.step() against a second step per env step: time the core step itself

@@ -169,7 +169,7 @@ def env_bench(device="cuda:0", envs=ENV_ENVS, runtimes=("stable", "warp"), min_t
             steps(n)
             step_s = min(step_s, (time.perf_counter() - t0) / n)
         core_s = math.nan
-        courses = env.__dict__.get("_track_gen_courses", {})
+        courses = env.__dict__.get("track_gen_courses", {})
         if courses:
             ec = courses["course"]
             # the env guards course.step() against a second step per env step: time the core step

@@ -2,9 +2,10 @@
 
 :func:`get_course` is what every course term calls. On first use it builds an
 :class:`EnvCourse` from the :class:`~track_gen_isaac.course_cfg.CourseCfg` held by the env cfg
-(``env.cfg.<name>``, ``course`` by default) and caches it on the env object
-(``env._track_gen_courses[name]``), so each env instance owns exactly one course per name and two
-envs in one process share nothing.
+(``env.cfg.<name>``, ``course`` by default) and keeps it in the env's one holder,
+:class:`EnvCourses` at ``env.track_gen_courses`` (``env.track_gen_courses[name]``; :func:`courses_of`
+returns it), so each env instance owns exactly one course per name and two envs in one process share
+nothing.
 
 Binding (no per-step copy):
 
@@ -45,6 +46,7 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -59,15 +61,13 @@ from track_gen_isaac.course_build import build_course  # noqa: F401  (re-exporte
 from track_gen_isaac.course_cfg import CourseCfg
 from track_gen_isaac.course_stats import EpisodeStats
 
-__all__ = ["EnvCourse", "get_course", "global_rank", "course_seed", "build_course", "origin_view", "register_reader",
-           "set_debug_vis", "CACHE_ATTR", "READERS_ATTR"]
+__all__ = ["EnvCourse", "EnvCourses", "get_course", "courses_of", "global_rank", "course_seed", "build_course",
+           "origin_view", "register_reader", "set_debug_vis", "COURSES_ATTR"]
 
 wp.set_module_options({"enable_backward": False})
 
-#: the attribute of the env object that caches its courses by name
-CACHE_ATTR = "_track_gen_courses"
-#: the attribute of the env object that lists, per course name, the reader terms of the warp runtime
-READERS_ATTR = "_track_gen_readers"
+#: the attribute of the env object that holds its :class:`EnvCourses` (the only one track_gen_isaac sets)
+COURSES_ATTR = "track_gen_courses"
 
 _START_KEY = name_key("track_gen_isaac.start_pose")
 
@@ -310,7 +310,7 @@ class EnvCourse:
         Stable runtime: steps the course when this env step has not (as :meth:`step`), else raises.
         Warp runtime: raises when a course term steps the course in every env step (its owner)."""
         if self.warp_runtime:
-            if self.env.__dict__.get(READERS_ATTR, {}).get(self.name):
+            if courses_of(self.env).readers_of(self.name):
                 raise RuntimeError(self._double_step_message(
                     "its owner term steps it inside the recorded stage of every env step"))
             self._step_course()
@@ -348,7 +348,7 @@ class EnvCourse:
         managers = ("termination_manager", "reward_manager", "observation_manager")
         if any(getattr(env, n, None) is None for n in managers):
             return None
-        readers = env.__dict__.get(READERS_ATTR, {}).get(self.name, [])
+        readers = courses_of(env).readers_of(self.name)
         for kind in ("termination", "reward", "observation"):
             for k, tc in readers:
                 if k == kind and (kind != "reward" or tc.weight != 0.0):
@@ -372,7 +372,7 @@ class EnvCourse:
         if self.stats is None or env_mask is None:
             return None
         if self.stats_owner is None:
-            readers = self.env.__dict__.get(READERS_ATTR, {}).get(self.name, [])
+            readers = courses_of(self.env).readers_of(self.name)
             kinds = [k for k, _ in readers]
             if not readers:
                 return None
@@ -499,15 +499,50 @@ def course_cfg_of(env_cfg, name: str = "course") -> CourseCfg:
     return cfg
 
 
+class EnvCourses(Mapping[str, EnvCourse]):
+    """What track_gen_isaac keeps on one env instance, at ``env.track_gen_courses``: its courses by
+    name (a read-only mapping name -> :class:`EnvCourse`; :func:`get_course` builds each on first use)
+    and, warp runtime, the reader terms registered per course name (:func:`register_reader`), in
+    construction order. One holder per env object, so two envs in one process share nothing."""
+
+    def __init__(self) -> None:
+        self.courses: dict[str, EnvCourse] = {}
+        self.readers: dict[str, list[tuple[str, Any]]] = {}
+
+    def __getitem__(self, name: str) -> EnvCourse:
+        return self.courses[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.courses)
+
+    def __len__(self) -> int:
+        return len(self.courses)
+
+    def readers_of(self, name: str) -> list[tuple[str, Any]]:
+        """``(kind, term_cfg)`` of the warp-runtime terms reading course ``name`` (empty: none)."""
+        return self.readers.get(name, [])
+
+    def __repr__(self) -> str:
+        return f"EnvCourses(courses={list(self.courses)}, readers={ {k: len(v) for k, v in self.readers.items()} })"
+
+
+def courses_of(env) -> EnvCourses:
+    """The env's :class:`EnvCourses` (``env.track_gen_courses``), created on first use: the one
+    accessor through which courses and readers are found."""
+    holder = env.__dict__.get(COURSES_ATTR)
+    if holder is None:
+        holder = EnvCourses()
+        setattr(env, COURSES_ATTR, holder)
+    return holder
+
+
 def get_course(env, name: str = "course") -> EnvCourse:
-    """The env's course named ``name``: built from ``env.cfg.<name>`` on first use, then cached."""
-    cache = env.__dict__.get(CACHE_ATTR)
-    if cache is None:
-        cache = {}
-        setattr(env, CACHE_ATTR, cache)
-    ec = cache.get(name)
+    """The env's course named ``name``: built from ``env.cfg.<name>`` on first use, then kept in
+    the env's :class:`EnvCourses`."""
+    courses = courses_of(env).courses
+    ec = courses.get(name)
     if ec is None:
-        ec = cache[name] = EnvCourse(env, course_cfg_of(env.cfg, name), name)
+        ec = courses[name] = EnvCourse(env, course_cfg_of(env.cfg, name), name)
     return ec
 
 
@@ -515,13 +550,9 @@ def register_reader(env, name: str, kind: str, term_cfg) -> None:
     """Warp runtime: a term reading course ``name`` declares itself when it is constructed:
     ``kind`` is ``"termination"``, ``"reward"`` or ``"observation"`` (the manager it belongs to),
     ``term_cfg`` its cfg. The course steps when its owner term (:meth:`EnvCourse.step_as`), the
-    first of these the env evaluates in a step, reads it. Kept on the env object, so two envs share
-    nothing; the course itself is still built on first use."""
-    readers = env.__dict__.get(READERS_ATTR)
-    if readers is None:
-        readers = {}
-        setattr(env, READERS_ATTR, readers)
-    readers.setdefault(name, []).append((kind, term_cfg))
+    first of these the env evaluates in a step, reads it. Kept in the env's :class:`EnvCourses`, so
+    two envs share nothing; the course itself is still built on first use."""
+    courses_of(env).readers.setdefault(name, []).append((kind, term_cfg))
 
 
 def set_debug_vis(env, debug_vis: bool, name: str = "course"):

@@ -27,7 +27,7 @@ def _make(task: str, num_envs: int = 8):
 def test_levels_rise_with_laps_and_poles_end_episodes(task):
     env = _make(task)
     base = env.unwrapped
-    ec = base._track_gen_courses["course"]
+    ec = base.track_gen_courses["course"]
     gen = ec.course.generator
     try:
         env.reset()
@@ -68,7 +68,7 @@ def test_hard_suite_flies_difficulty_one_courses_with_the_curriculum_off():
         base = env.unwrapped
         assert base.cfg.curriculum is None                    # the suite's courses stay as drawn
         env.reset()
-        gen = base._track_gen_courses["course"].course.generator
+        gen = base.track_gen_courses["course"].course.generator
         np.testing.assert_array_equal(gen.result.difficulty.numpy(), np.ones(8, np.float32))
         assert (gen.result.obstacle_count.numpy() > 0).all() and gen.result.valid.numpy().all()
     finally:

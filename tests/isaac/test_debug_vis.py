@@ -87,7 +87,7 @@ def test_default_off_creates_no_markers():
     env = ManagerBasedRLEnv(_cfg(False))
     try:
         env.reset()
-        ec = env._track_gen_courses["course"]
+        ec = env.track_gen_courses["course"]
         registry = env.sim.vis_marker_registry
         assert ec.debug_vis is None
         assert registry._callbacks == {} and registry.get_groups() == {}
@@ -105,7 +105,7 @@ def test_warp_runtime_markers_follow_regeneration():
     env = ManagerBasedRLEnvWarp(_cfg(True))
     try:
         env.reset()
-        ec = env._track_gen_courses["course"]
+        ec = env.track_gen_courses["course"]
         dv = ec.debug_vis
         assert isinstance(dv, CourseDebugVis) and ec.warp_runtime
         updates = dv.updates
@@ -148,7 +148,7 @@ def env():
 
 @pytest.fixture(scope="module")
 def dv(env):
-    return env._track_gen_courses["course"].debug_vis
+    return env.track_gen_courses["course"].debug_vis
 
 
 def test_markers_built_headless_and_cost_nothing_per_step(env, dv):
@@ -163,13 +163,13 @@ def test_markers_built_headless_and_cost_nothing_per_step(env, dv):
     updates = dv.updates
     step(env, 3)
     assert dv.updates == updates
-    G = env._track_gen_courses["course"].course.result.pos.shape[1]
+    G = env.track_gen_courses["course"].course.result.pos.shape[1]
     assert dv.poses["gates"].translations.shape == (E, 4 * G, 3)
     assert dv.poses["line"].translations.shape[:2] == (E, LINE_POINTS)
 
 
 def test_poses_equal_the_course_in_world_frame(env, dv):
-    ec = env._track_gen_courses["course"]
+    ec = env.track_gen_courses["course"]
     dv.update()
     origins = env.scene.env_origins.cpu().numpy()
     assert np.abs(origins).max() > 1.0  # the origins matter
@@ -195,7 +195,7 @@ def test_poses_equal_the_course_in_world_frame(env, dv):
 
 
 def test_partial_reset_moves_exactly_the_regenerated_envs(env, dv):
-    ec = env._track_gen_courses["course"]
+    ec = env.track_gen_courses["course"]
     dv.update()
     before = {k: (p.translations.copy(), p.orientations.copy(), p.scales.copy()) for k, p in dv.poses.items()}
     gen = ec.course.generator.generation.numpy().copy()

@@ -29,7 +29,7 @@ def _cfg(**extra):
 def _run(env):
     """Success for envs 0-3, failure for 4-7, twice; returns (levels after each reset, difficulty
     each env's new course was drawn at, recorded graphs before / after)."""
-    ec = env._track_gen_courses["course"]
+    ec = env.track_gen_courses["course"]
     gen = ec.course.generator
     env.reset()
     graphs = set(ec.course._graphs)
@@ -53,7 +53,7 @@ def test_levels_follow_success_and_courses_follow_levels(runtime):
         from isaaclab_experimental.envs import ManagerBasedRLEnvWarp as Env
     env = Env(_cfg())
     try:
-        params = env._track_gen_courses["course"].course.generator.params
+        params = env.track_gen_courses["course"].course.generator.params
         levels, drawn, before, after, log = _run(env)
         assert params["gates.difficulty"] == 0.0          # the knob is driven by the per-env offset alone
         want1 = np.array([0.75] * 4 + [0.4] * 4, np.float32)
@@ -82,7 +82,7 @@ def _revisit_run(revisit: float, resets: int = 12, num_envs: int = 64):
     cfg.scene.num_envs = num_envs
     cfg.seed = 11
     env = ManagerBasedRLEnv(cfg)
-    ec = env._track_gen_courses["course"]
+    ec = env.track_gen_courses["course"]
     gen = ec.course.generator
     term = env.curriculum_manager._term_cfgs[0].func
     rows = []

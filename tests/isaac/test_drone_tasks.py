@@ -55,8 +55,8 @@ def test_racer_tasks_are_registered_beside_the_others():
 
 
 def test_racer_crash_term_is_the_gate_tasks_at_twice_the_weight():
-    from track_gen_isaac.tasks.drone_race import RaceRewardsCfg
-    from track_gen_isaac.tasks.drone_racing import GatesRewardsCfg
+    from track_gen_isaac.tasks.drone_racer import RaceRewardsCfg
+    from track_gen_isaac.tasks.drone_gates_track import GatesRewardsCfg
 
     race, gates = RaceRewardsCfg().crash, GatesRewardsCfg().crash
     assert race.weight == -500.0 == 2 * gates.weight

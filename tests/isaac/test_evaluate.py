@@ -54,7 +54,7 @@ def test_suites_are_named_versioned_and_held_out():
 
 def test_suite_records_any_override_as_json():
     """A suite whose overrides hold an event cfg (classes, functions) still writes eval.json."""
-    from track_gen_isaac.tasks.drone_race import RaceEventsCfg
+    from track_gen_isaac.tasks.drone_racer import RaceEventsCfg
 
     suite = dataclasses.replace(SUITES["gates-v1"], env_overrides={"events": RaceEventsCfg(), "events.dynamics": None,
                                                                     "sim.dt": 0.01, "x": (1, 2)})

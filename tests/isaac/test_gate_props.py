@@ -78,7 +78,7 @@ def _expected(env):
     """The course's Props in world frame, padded with parked slots to SLOTS: pos (E, SLOTS, 3), yaw, used."""
     from track_gen.tools.props import PARK_POSITION
 
-    ec = env._track_gen_courses["course"]
+    ec = env.track_gen_courses["course"]
     props = ec.course.components["props"].result
     pos, quat, count = props.pos.numpy(), props.quat.numpy(), props.count.numpy()
     K = pos.shape[1]
@@ -106,7 +106,7 @@ def _assert_placed(env, poses):
 def test_props_match_course_gates_and_park_unused(env):
     from track_gen.tools.props import PARK_POSITION
 
-    ec = env._track_gen_courses["course"]
+    ec = env.track_gen_courses["course"]
     poses = _poses(env)
     used = _assert_placed(env, poses)
     origins = env.scene.env_origins.cpu().numpy()
@@ -142,7 +142,7 @@ def test_step_reset_moves_only_the_timed_out_envs(env, ids):
     """A reset inside env.step (time-outs). The warp runtime records its event stage at the first one
     and replays the graph for the later ones (other envs, same arrays)."""
     step(env, 2)
-    ec = env._track_gen_courses["course"]
+    ec = env.track_gen_courses["course"]
     before = _poses(env)
     gen = ec.course.generator.generation.numpy().copy()
     env.episode_length_buf[ids] = int(env.max_episode_length) - 1

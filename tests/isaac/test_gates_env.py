@@ -25,14 +25,14 @@ def env():
 
 @pytest.fixture(scope="module")
 def ec(env):
-    return env._track_gen_courses["course"]
+    return env.track_gen_courses["course"]
 
 
 def test_one_course_per_env_built_at_construction(env, ec):
     from track_gen_isaac import get_course
     from track_gen_isaac.mdp._base import CourseTerm
 
-    assert list(env._track_gen_courses) == ["course"]
+    assert list(env.track_gen_courses) == ["course"]
     assert get_course(env) is ec
     assert ec.mode == "gates" and ec.num_envs == E and ec.seed == 7 and ec.rank == 0
     assert list(ec.course.components) == ["checkpoints", "centerline", "progress", "collision", "localizer"]

@@ -128,7 +128,7 @@ def env():
     from isaaclab.managers import TerminationTermCfg as DoneTerm
     import isaaclab.envs.mdp as imdp
 
-    from track_gen_isaac.tasks.drone_racing import DroneGatesEnvCfg
+    from track_gen_isaac.tasks.drone_gates_track import DroneGatesEnvCfg
 
     cfg = DroneGatesEnvCfg()
     cfg.scene.num_envs = 4

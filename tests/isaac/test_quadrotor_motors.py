@@ -18,7 +18,7 @@ def _cfg(command):
     from isaaclab.managers import TerminationTermCfg as DoneTerm
     from isaaclab.utils import configclass
 
-    from track_gen_isaac.tasks.drone_racing import DroneGatesEnvCfg
+    from track_gen_isaac.tasks.drone_gates_track import DroneGatesEnvCfg
 
     cfg = DroneGatesEnvCfg()
     cfg.scene.num_envs = 2

@@ -107,7 +107,7 @@ def test_gate_frames_match_the_reference(env):
 
 
 def test_observation_noise_has_its_std_and_spares_the_action(env):
-    from track_gen_isaac.tasks.drone_race import GATE_NOISE, STATE_NOISE
+    from track_gen_isaac.tasks.drone_racer import GATE_NOISE, STATE_NOISE
 
     gen = torch.Generator().manual_seed(3)
     env.reset()
@@ -200,7 +200,7 @@ def test_play_variant_flies_the_centre_plant():
 
 def test_ideal_plant_and_overrides():
     from track_gen_isaac.evaluate.rollout import apply_overrides
-    from track_gen_isaac.tasks.drone_race import BODY_OVERRIDES
+    from track_gen_isaac.tasks.drone_racer import BODY_OVERRIDES
     from track_gen_isaac.tasks.race_eval import racer_suite
 
     suite = racer_suite("ideal")
@@ -244,7 +244,7 @@ def test_safety_margin_in_training_only(env):
     from track_gen_isaac.env_course import get_course
     from track_gen_isaac.evaluate.rollout import apply_overrides
     from track_gen_isaac.quadrotor import CRAZYFLIE
-    from track_gen_isaac.tasks.drone_race import BODY_OVERRIDES, SAFETY_MARGIN, with_margin
+    from track_gen_isaac.tasks.drone_racer import BODY_OVERRIDES, SAFETY_MARGIN, with_margin
 
     body = (0.5 * CRAZYFLIE.size[0], 0.5 * CRAZYFLIE.size[1], 0.5 * CRAZYFLIE.size[2])
     grown = np.array([b + SAFETY_MARGIN for b in body], np.float32)
@@ -263,7 +263,7 @@ def test_safety_margin_in_training_only(env):
 
 def test_curriculum_racer_is_the_racer_on_the_curriculum_courses():
     from track_gen_isaac.mdp.randomization import RANGES
-    from track_gen_isaac.tasks.drone_race import SAFETY_MARGIN, with_margin
+    from track_gen_isaac.tasks.drone_racer import SAFETY_MARGIN, with_margin
 
     race, cur = _cfg(), _cfg("TrackGen-Drone-Gates-Race-Curriculum-v0")
     gates_cur = _cfg("TrackGen-Drone-Gates-Curriculum-v0")

@@ -37,7 +37,7 @@ def env():
 
 @pytest.fixture(scope="module")
 def ec(env):
-    return env._track_gen_courses["course"]
+    return env.track_gen_courses["course"]
 
 
 def test_seeds_are_offset_by_rank(env, ec):

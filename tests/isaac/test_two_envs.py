@@ -13,7 +13,7 @@ kitless on the CPU):
 So "two envs never share course state" cannot be exercised with two live envs. What is checked
 instead: every refused second construction leaves the first env's course untouched (same object,
 same arrays, byte for byte) and still bound to, and following, the first env's own root pose
-buffers. Per-instance ownership itself (``env._track_gen_courses``) is covered by test_gates_env.
+buffers. Per-instance ownership itself (``env.track_gen_courses``) is covered by test_gates_env.
 """
 
 from __future__ import annotations
@@ -69,13 +69,13 @@ def _refused(env, monkeypatch, flag, exc, match):
         monkeypatch.delattr(builtins, "ISAAC_LAUNCHED_FROM_TERMINAL", raising=False)
     else:
         monkeypatch.setattr(builtins, "ISAAC_LAUNCHED_FROM_TERMINAL", flag, raising=False)
-    ec = env._track_gen_courses["course"]
+    ec = env.track_gen_courses["course"]
     before = _snapshot(ec)
     with pytest.raises(exc, match=match):
         ManagerBasedRLEnv(_cfg(5))
     # the first env keeps the singleton, its one course object, its arrays and its binding
     assert SimulationContext.instance() is env.sim
-    assert list(env._track_gen_courses) == ["course"] and env._track_gen_courses["course"] is ec
+    assert list(env.track_gen_courses) == ["course"] and env.track_gen_courses["course"] is ec
     after = _snapshot(ec)
     assert after.keys() == before.keys()
     for k in before:
@@ -98,7 +98,7 @@ def test_second_env_in_extension_mode_is_refused(env, monkeypatch):
 def test_first_env_course_still_follows_its_own_pose_buffers(env):
     """After the refused constructions: the course steps once per env step on this env's own
     root pose (equal to an independent core course fed the same poses)."""
-    ec = env._track_gen_courses["course"]
+    ec = env.track_gen_courses["course"]
     env.reset()
     ref = Reference(env, ec)
     ref.relocalize()

@@ -27,7 +27,7 @@ def runs():
         "obs_terms": [type(c.func) for c in env.observation_manager._group_obs_term_cfgs["policy"]],
         "event_terms": [type(c.func) for c in env.event_manager._mode_term_cfgs["reset"]],
         "stages": sorted(env._manager_call_switch._graph_cache._graphs),
-        "course_steps": env._track_gen_courses["course"].steps,
+        "course_steps": env.track_gen_courses["course"].steps,
     }
     env.close()
     return stable, warp, info

@@ -11,7 +11,7 @@
 * :mod:`~track_gen_isaac.evaluate.rollout`: the suite's env, the checkpoint's policy, one run per course.
 * :mod:`~track_gen_isaac.evaluate.reference`: each course's minimum-time reference (:mod:`track_gen.reference.lap`).
 * :mod:`~track_gen_isaac.evaluate.metrics`: per-course rows, aggregates, 95% bootstrap intervals.
-* :mod:`~track_gen_isaac.evaluate.figures` / :mod:`~track_gen_isaac.evaluate.report`: pictures, ``eval.md``.
+* :mod:`~track_gen_isaac.evaluate.figures` / :mod:`~track_gen_isaac.evaluate.tables`: pictures, ``eval.md``.
 * :func:`evaluate` (:mod:`~track_gen_isaac.evaluate.run`) ties them together; ``__main__`` is the CLI.
 
 Importing this package does not import Isaac Lab.

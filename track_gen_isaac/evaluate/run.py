@@ -107,7 +107,7 @@ def evaluate(checkpoint, suite: str | Suite | None = None, *, layout=None, lsy_a
     an unknown suite (listing the suites) or a checkpoint of another task (naming both shapes),
     FileNotFoundError for a missing run folder or model file."""
     from track_gen_isaac.evaluate import figures as P
-    from track_gen_isaac.evaluate.report import write_markdown
+    from track_gen_isaac.evaluate.tables import write_markdown
 
     if layout is not None:
         if suite is not None:

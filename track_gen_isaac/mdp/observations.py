@@ -17,6 +17,8 @@ import numbers
 import numpy as np
 import warp as wp
 
+from track_gen.math import unit_lateral
+
 from track_gen_isaac.mdp._base import CourseTerm
 
 __all__ = ["next_checkpoints", "next_gates", "track_frame", "track_frame_velocity", "lookahead_points",
@@ -212,12 +214,8 @@ def track_velocity_kernel(
         return
     v = vel_w[e]
     t = tangent[e]
-    hl = wp.sqrt(t[0] * t[0] + t[1] * t[1])
-    lat = float(0.0)
-    if hl > 0.0:
-        lat = (t[0] * v[1] - t[1] * v[0]) / hl
     out[e, 0] = wp.dot(v, t)
-    out[e, 1] = lat
+    out[e, 1] = wp.dot(v, unit_lateral(t))
     out[e, 2] = v[2]
 
 

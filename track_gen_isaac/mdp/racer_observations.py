@@ -1,4 +1,4 @@
-"""The racer's observations (stable runtime; warp twins in :mod:`track_gen_isaac.experimental.mdp.racer`):
+"""The racer's observations (stable runtime; warp twins in :mod:`track_gen_isaac.experimental.mdp.racer_observations`):
 what transfers to a real drone (Song et al. 2021/2023, Swift: the next gates relative to the body and the
 drone's own estimated state, nothing in a world or course frame).
 

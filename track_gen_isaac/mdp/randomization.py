@@ -1,4 +1,5 @@
-"""Domain randomization of the quadrotor (stable runtime; warp twin in :mod:`track_gen_isaac.experimental.mdp.racer`).
+"""Domain randomization of the quadrotor (stable runtime; warp twin in
+:mod:`track_gen_isaac.experimental.mdp.randomization`).
 
 :class:`randomize_quadrotor` is a reset event: for every resetting env it draws the plant's
 parameters once per episode and writes them where they act: the body's mass and inertia into the

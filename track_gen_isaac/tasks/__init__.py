@@ -31,14 +31,14 @@ _WARP = "isaaclab_experimental.envs:ManagerBasedRLEnvWarp"
 #: task id -> (env cfg, rsl_rl cfg, entry point)
 TASKS: dict[str, tuple[str, str, str]] = {}
 
-for _family, _mod, _cls, _agent in (("Gates", "drone_racing", "DroneGatesEnvCfg", "drone_gates_ppo"),
-                                    ("Track", "drone_racing", "DroneTrackEnvCfg", "drone_track_ppo"),
-                                    ("Gates-Race", "drone_race", "DroneGatesRaceEnvCfg", "drone_race_ppo"),
+for _family, _mod, _cls, _agent in (("Gates", "drone_gates_track", "DroneGatesEnvCfg", "drone_gates_ppo"),
+                                    ("Track", "drone_gates_track", "DroneTrackEnvCfg", "drone_track_ppo"),
+                                    ("Gates-Race", "drone_racer", "DroneGatesRaceEnvCfg", "drone_race_ppo"),
                                     ("Gates-Curriculum", "drone_gates_curriculum", "DroneGatesCurriculumEnvCfg",
                                      "drone_gates_ppo"),
                                     ("Gates-Depth", "drone_depth", "DroneGatesDepthEnvCfg", "drone_depth_ppo"),
-                                    ("Gates-Race-Curriculum", "drone_race_curriculum", "DroneGatesRaceCurriculumEnvCfg",
-                                     "drone_race_ppo")):
+                                    ("Gates-Race-Curriculum", "drone_racer_curriculum",
+                                     "DroneGatesRaceCurriculumEnvCfg", "drone_race_ppo")):
     for _play in ("", "_PLAY"):
         for _runtime, _entry in (("", _STABLE), ("-Warp", _WARP)):
             _id = f"TrackGen-Drone-{_family}{_runtime}{'-Play' if _play else ''}-v0"

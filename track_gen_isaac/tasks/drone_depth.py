@@ -15,7 +15,7 @@ with a forward depth camera instead of the gates' poses.
   adds about 40% to the Gates task's env step on the CPU where 32 x 24 adds about 130% (256 envs;
   docs: "Depth without a renderer" in the Isaac Lab guide). Thin bars are point sampled: a 5 cm
   bar shows only where a pixel's centre ray meets it, so far gates appear in pieces.
-* **rewards, terminations, events**: the gate task's (:mod:`track_gen_isaac.tasks.drone_racing`):
+* **rewards, terminations, events**: the gate task's (:mod:`track_gen_isaac.tasks.drone_gates_track`):
   progress along the course line, gates, laps, a crash penalty, body rates; frame collision, a
   missed gate, 2.5 m off the course line or the altitude band end the episode; each episode starts
   at a random gate.
@@ -33,7 +33,7 @@ from isaaclab.utils import configclass
 import track_gen as tg
 from track_gen_isaac import mdp
 from track_gen_isaac.course_cfg import CourseCfg, DepthCameraCfg
-from track_gen_isaac.tasks.drone_racing import _HALF, _HALF_HEIGHT, DroneGatesEnvCfg, _to_play
+from track_gen_isaac.tasks.drone_gates_track import _HALF, _HALF_HEIGHT, DroneGatesEnvCfg, _to_play
 
 __all__ = ["DroneGatesDepthEnvCfg", "DroneGatesDepthEnvCfg_PLAY", "DEPTH_CAMERA"]
 

@@ -1,6 +1,6 @@
 """The gate task with harder courses and a per-env difficulty curriculum.
 
-:class:`DroneGatesCurriculumEnvCfg` is :class:`~track_gen_isaac.tasks.drone_racing.DroneGatesEnvCfg`
+:class:`DroneGatesCurriculumEnvCfg` is :class:`~track_gen_isaac.tasks.drone_gates_track.DroneGatesEnvCfg`
 with courses drawn at a per-env ``difficulty`` (figure-8s, hairpins, split-S, climbs up to 5.5 m and
 up to four pole obstacles at difficulty 1: ``docs/user-guide/difficulty.rst``) that
 :class:`~track_gen_isaac.mdp.curriculum.course_difficulty` raises after an episode that completed a
@@ -17,7 +17,7 @@ from isaaclab.utils import configclass
 import track_gen as tg
 from track_gen_isaac import mdp
 from track_gen_isaac.course_cfg import CourseCfg
-from track_gen_isaac.tasks.drone_racing import (
+from track_gen_isaac.tasks.drone_gates_track import (
     _HALF,
     _HALF_HEIGHT,
     DroneGatesEnvCfg,

@@ -44,7 +44,7 @@ def racer_suite(dynamics: str = "centre", task: str = RACE_TASK, suite: str | No
     from track_gen_isaac.evaluate import get_suite, suite_of_task
     from track_gen_isaac.evaluate.layout_suite import layout_suite
     from track_gen_isaac.main_job import play_task_of
-    from track_gen_isaac.tasks.drone_race import BODY_OVERRIDES, IDEAL_OVERRIDES
+    from track_gen_isaac.tasks.drone_racer import BODY_OVERRIDES, IDEAL_OVERRIDES
 
     if dynamics not in DYNAMICS:
         raise ValueError(f"dynamics: expected one of {DYNAMICS}, got {dynamics!r}")

@@ -37,7 +37,8 @@ from track_gen_isaac.experimental.mdp.terminations import (
 )
 from track_gen_isaac.mdp.curriculum import course_difficulty, course_schedule
 from track_gen_isaac.experimental.mdp.props import move_gate_props
-from track_gen_isaac.experimental.mdp.racer import gate_frames, racer_state, randomize_quadrotor
+from track_gen_isaac.experimental.mdp.racer_observations import gate_frames, racer_state
+from track_gen_isaac.experimental.mdp.randomization import randomize_quadrotor
 from track_gen_isaac.experimental.mdp.depth import depth_flat, depth_image
 from track_gen_isaac.experimental.mdp.quadrotor import (
     QuadrotorAction,

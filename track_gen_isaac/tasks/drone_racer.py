@@ -51,8 +51,8 @@ from isaaclab.utils import configclass
 
 from track_gen_isaac import mdp
 from track_gen_isaac.course_cfg import CourseCfg
-from track_gen_isaac.tasks.drone_racing import (_HALF, _HALF_HEIGHT, DroneGatesEnvCfg, GatesEventsCfg, GatesRewardsCfg,
-                                                _to_play)
+from track_gen_isaac.tasks.drone_gates_track import (_HALF, _HALF_HEIGHT, DroneGatesEnvCfg, GatesEventsCfg,
+                                                     GatesRewardsCfg, _to_play)
 
 __all__ = ["DroneGatesRaceEnvCfg", "DroneGatesRaceEnvCfg_PLAY", "STATE_NOISE", "GATE_NOISE", "SAFETY_MARGIN",
            "with_margin", "body_box", "centre_plant", "ideal_plant", "IDEAL_OVERRIDES", "BODY_OVERRIDES"]

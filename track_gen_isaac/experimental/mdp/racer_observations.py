@@ -1,5 +1,5 @@
-"""The racer's terms, warp runtime: the stable terms' launches (:mod:`track_gen_isaac.mdp.racer_observations`,
-:mod:`track_gen_isaac.mdp.randomization`) with the warp managers' signatures (``out``, ``env_mask``)."""
+"""The racer's observations, warp runtime: the launches of :mod:`track_gen_isaac.mdp.racer_observations`
+with the warp managers' signatures (``out``, ``env_mask``)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,8 @@ from isaaclab_experimental.managers import ManagerTermBase as WarpManagerTermBas
 from track_gen_isaac.experimental.mdp._base import ReaderTerm
 from track_gen_isaac.experimental.mdp.observations import _ObsTerm
 from track_gen_isaac.mdp import racer_observations as stable_obs
-from track_gen_isaac.mdp import randomization as stable_rand
 
-__all__ = ["racer_state", "gate_frames", "randomize_quadrotor"]
-
-R = stable_rand.RANGES
+__all__ = ["racer_state", "gate_frames"]
 
 
 class racer_state(stable_obs.racer_state, WarpManagerTermBase):
@@ -44,19 +41,3 @@ class gate_frames(_ObsTerm, stable_obs.gate_frames):
     def reset(self, env_ids=None, env_mask=None):
         self.noise.reset(env_mask=env_mask, env_ids=env_ids)
         return ReaderTerm.reset(self, env_ids, env_mask)
-
-
-class randomize_quadrotor(stable_rand.randomize_quadrotor, WarpManagerTermBase):
-    __doc__ = stable_rand.randomize_quadrotor.__doc__
-
-    def __call__(self, env, env_mask, action_name: str = "rotors", asset_name: str = "robot", seed=None,
-                 mass_scale=R["mass_scale"], inertia_scale=R["inertia_scale"], thrust_scale=R["thrust_scale"],
-                 torque_scale=R["torque_scale"], motor_time_constant=R["motor_time_constant"],
-                 linear_drag=R["linear_drag"], latency=R["latency"]):
-        if env_mask is None:
-            env_mask = self._mask
-            self._mask_t.fill_(True)
-        self.launch(env_mask)
-
-    def reset(self, env_ids=None, env_mask=None):
-        return None

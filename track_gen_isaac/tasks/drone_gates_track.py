@@ -1,4 +1,6 @@
-"""Drone-racing task cfgs: a Crazyflie-like quadrotor (rate commands) racing its own course per env.
+"""The gate and track task cfgs (and their shared base, :class:`DroneRacingEnvCfg`): a Crazyflie-like quadrotor
+(rate commands) racing its own course per env. The racer built on the gate task is
+:mod:`~track_gen_isaac.tasks.drone_racer`.
 
 * :class:`DroneGatesEnvCfg`: a gate course per env (loops of 6-10 gates), gate-frame collision.
 * :class:`DroneTrackEnvCfg`: an elevated band track per env (a 3D centerline with a width), band

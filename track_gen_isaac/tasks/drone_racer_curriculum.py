@@ -1,13 +1,13 @@
 """The racer on harder courses: :class:`DroneGatesRaceCurriculumEnvCfg`
-(``TrackGen-Drone-Gates-Race-Curriculum-v0``) is the racer (:mod:`~track_gen_isaac.tasks.drone_race`:
+(``TrackGen-Drone-Gates-Race-Curriculum-v0``) is the racer (:mod:`~track_gen_isaac.tasks.drone_racer`:
 body-frame observations, progress rate, randomized dynamics and noise) flying the curriculum task's
 courses (:mod:`~track_gen_isaac.tasks.drone_gates_curriculum`): each env's difficulty rises after an
 episode that completed a lap and falls after one that did not, up to figure-8s, hairpins, split-S,
 climbs to 5.5 m and four pole obstacles at difficulty 1. A pole ends the episode like a frame.
-Training collides with the body grown by the racer's :data:`~track_gen_isaac.tasks.drone_race.SAFETY_MARGIN`
+Training collides with the body grown by the racer's :data:`~track_gen_isaac.tasks.drone_racer.SAFETY_MARGIN`
 (frames and poles alike: the course binds one box for every collision component).
 
-``-Play-v0`` flies the racer's centre plant (:func:`~track_gen_isaac.tasks.drone_race.centre_plant`)
+``-Play-v0`` flies the racer's centre plant (:func:`~track_gen_isaac.tasks.drone_racer.centre_plant`)
 with the body's own box, 16 envs from the course start. Evaluate it on the hard suite with ``python -m
 track_gen_isaac.tasks.race_eval <run folder> --task TrackGen-Drone-Gates-Race-Curriculum-v0 --suite
 gates-hard-v1``.
@@ -18,9 +18,10 @@ from __future__ import annotations
 from isaaclab.utils import configclass
 
 from track_gen_isaac.course_cfg import CourseCfg
-from track_gen_isaac.tasks.drone_gates_curriculum import CurriculumCfg, CurriculumTerminationsCfg, DroneGatesCurriculumEnvCfg
-from track_gen_isaac.tasks.drone_race import SAFETY_MARGIN, DroneGatesRaceEnvCfg, body_box, centre_plant, with_margin
-from track_gen_isaac.tasks.drone_racing import _to_play
+from track_gen_isaac.tasks.drone_gates_curriculum import (CurriculumCfg, CurriculumTerminationsCfg,
+                                                          DroneGatesCurriculumEnvCfg)
+from track_gen_isaac.tasks.drone_racer import SAFETY_MARGIN, DroneGatesRaceEnvCfg, body_box, centre_plant, with_margin
+from track_gen_isaac.tasks.drone_gates_track import _to_play
 
 __all__ = ["DroneGatesRaceCurriculumEnvCfg", "DroneGatesRaceCurriculumEnvCfg_PLAY"]
 

@@ -1,5 +1,5 @@
-"""``eval.md``: the suite table (policy, zero action, random) with 95% intervals, the reference
-comparison and the pictures."""
+"""The benchmark's tables, written to ``eval.md``: the suite table (policy, zero action, random) with
+95% intervals, the reference comparison and the pictures. (The training report is :mod:`track_gen_isaac.report`.)"""
 
 from __future__ import annotations
 
