@@ -13,7 +13,7 @@ from track_gen.tools._common import box_dist2, chunking, largest_size, resolutio
 from track_gen.tools.collision.band_sdf import MARGIN, launch_bake, launch_sdf_step
 from track_gen.tools.collision.edges import (band_inward_normal, band_sign, chunk_range, edge_pt, launch_edges,
                                              nearest_chunk, seg_point)
-from track_gen.tools.collision.pose import BodyBox, CollisionBase, ContactRows, open_row, write
+from track_gen.tools.collision.pose import GO, BodyBox, CollisionBase, ContactRows, open_row, write, write_row
 from track_gen.tools.component import check_name as _name
 
 __all__ = ["BandCollision"]
@@ -191,8 +191,9 @@ def _band_segments_kernel(K: int, C: int,
                           boxes: wp.array2d(dtype=wp.vec4f), body: BodyBox,
                           contacts_out: ContactRows):
     e = wp.tid()
-    go, p3, c, u, v, ha, hb = open_row(e, valid[e] != 0, body, contacts_out)
-    if not go:
+    verdict, p3, c, u, v, ha, hb = open_row(e, valid[e] != 0, body)
+    if verdict != GO:
+        write_row(e, verdict, contacts_out)
         return
     N = left.shape[1]
     rho = wp.sqrt(ha * ha + hb * hb)

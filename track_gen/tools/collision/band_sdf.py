@@ -11,7 +11,7 @@ from __future__ import annotations
 import warp as wp
 
 from track_gen.tools.collision.edges import band_inward_normal, band_sign, nearest_segment
-from track_gen.tools.collision.pose import BodyBox, ContactRows, open_row, write
+from track_gen.tools.collision.pose import GO, BodyBox, ContactRows, open_row, write, write_row
 
 __all__ = ["MARGIN", "SIDE_PIECES", "launch_bake", "launch_sdf_step"]
 
@@ -101,8 +101,9 @@ def _band_sdf_kernel(x0: float, cell: float, max_side: int,
                      gidx: wp.array3d(dtype=wp.int16), nrm: wp.array2d(dtype=wp.vec2f), body: BodyBox,
                      contacts_out: ContactRows):
     e = wp.tid()
-    go, p3, c, u, v, ha, hb = open_row(e, valid[e] != 0, body, contacts_out)
-    if not go:
+    verdict, p3, c, u, v, ha, hb = open_row(e, valid[e] != 0, body)
+    if verdict != GO:
+        write_row(e, verdict, contacts_out)
         return
     best, bgrad, br, bc = _grid_lookup(grid, e, x0, cell, c)
     # the boundary, walked counter-clockwise from corner (+a, +b): each side cut into pieces of

@@ -7,7 +7,8 @@ import warp as wp
 
 from track_gen.math import BIG, unit_lateral_xy
 from track_gen.tools._common import gates_in_use, real
-from track_gen.tools.collision.pose import BodyBox, CollisionBase, ContactRows, open_row, prism_gap, write
+from track_gen.tools.collision.pose import (GO, BodyBox, CollisionBase, ContactRows, open_row, prism_gap, write,
+                                           write_row)
 from track_gen.tools.component import check_name as _name
 
 __all__ = ["DiscCollision", "FrameCollision"]
@@ -45,8 +46,9 @@ def _disc_kernel(radius: float,
                  contacts_out: ContactRows):
     e = wp.tid()
     G = gates_in_use(valid[e], count[e], posts.shape[1] // 2)
-    go, p3, c, u, v, ha, hb = open_row(e, G > 0, body, contacts_out)
-    if not go:
+    verdict, p3, c, u, v, ha, hb = open_row(e, G > 0, body)
+    if verdict != GO:
+        write_row(e, verdict, contacts_out)
         return
     # |pc - c| - rho <= sd_rect(pc) <= |pc - c|: a post whose centre lies farther than the
     # nearest centre plus the half-diagonal rho cannot be the nearest post; skip it (a relative
@@ -217,8 +219,9 @@ def _frame_kernel(half_height: float,
                   contacts_out: ContactRows):
     e = wp.tid()
     G = gates_in_use(valid[e], count[e], gpos.shape[1])
-    go, p3, c, u, v, ha, hb = open_row(e, G > 0, body, contacts_out)
-    if not go:
+    verdict, p3, c, u, v, ha, hb = open_row(e, G > 0, body)
+    if verdict != GO:
+        write_row(e, verdict, contacts_out)
         return
     rho = wp.sqrt(ha * ha + hb * hb)
     w = width[e]

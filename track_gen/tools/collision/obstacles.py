@@ -7,7 +7,8 @@ import warp as wp
 
 from track_gen.math import BIG
 from track_gen.tools._common import real
-from track_gen.tools.collision.pose import BodyBox, CollisionBase, ContactRows, open_row, prism_gap, write
+from track_gen.tools.collision.pose import (GO, BodyBox, CollisionBase, ContactRows, open_row, prism_gap, write,
+                                           write_row)
 from track_gen.tools.component import check_name as _name
 
 __all__ = ["ObstacleCollision"]
@@ -23,8 +24,9 @@ def _pole_kernel(half_height: float,
     n = wp.clamp(ocount[e], 0, opos.shape[1])
     if valid[e] == 0:
         n = 0
-    go, p3, c, u, v, ha, hb = open_row(e, n > 0, body, contacts_out)
-    if not go:
+    verdict, p3, c, u, v, ha, hb = open_row(e, n > 0, body)
+    if verdict != GO:
+        write_row(e, verdict, contacts_out)
         return
     best = float(BIG)
     bidx = int(-1)

@@ -3,7 +3,7 @@
 
 The special rows (see the package docstring): :func:`write_none` (no obstacle, and every
 masked row after a reset) and :func:`write_nan` (a non-finite pose). :func:`open_row` is the
-opening every collision kernel shares: one of those rows, or the body's box.
+opening every collision kernel shares: the body's box, or which of those rows to write.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from track_gen.tools.component import Component, InputSpec
 from track_gen.tools.types import Contacts
 
 __all__ = ["FAR", "NAN_POSE_CLEARANCE", "POSE_INPUTS", "POSE_LIMIT", "BodyBox", "CollisionBase", "ContactRows",
-           "body_pose", "open_row", "prism_gap", "write", "write_nan", "write_none"]
+           "BAD_POSE", "GO", "NO_OBSTACLE", "open_row", "prism_gap", "write", "write_nan", "write_none",
+           "write_row"]
 
 #: clearance reported when an env has no obstacle (invalid course, no gates) [m]
 FAR = 1.0e6
@@ -73,30 +74,44 @@ class ContactRows:
     index: wp.array(dtype=wp.int32)
 
 
+#: :func:`open_row` verdicts: go on with the body's box, or write the "no obstacle" / "non-finite
+#: pose" row (:func:`write_row`) and return
+GO = wp.constant(0)
+NO_OBSTACLE = wp.constant(1)
+BAD_POSE = wp.constant(2)
+
+
 @wp.func
-def body_pose(e: int, body: BodyBox):
-    """Env e's box: whether its pose is finite, its env-frame centre (3D and xy), body x and y
-    axes (yaw only) and absolute half extents (use them only when finite)."""
-    p = env_position(body.position, body.origin, body.has_origin, e)
+def open_row(e: int, has_obstacle: bool, body: BodyBox):
+    """The opening every collision kernel shares: the verdict (:data:`GO`, :data:`NO_OBSTACLE`
+    without an obstacle, :data:`BAD_POSE` for a non-finite pose) and env e's box: its env-frame
+    centre (3D and xy), body x and y axes (yaw only) and absolute half extents (use them only on
+    GO). On any other verdict the kernel writes :func:`write_row` and returns. (The kernel writes
+    the rows, not this function: Warp copies a struct argument, so the contact arrays would be
+    copied once more per env.)"""
+    p3 = env_position(body.position, body.origin, body.has_origin, e)
     q = body.orientation[e]
     h = body.half_extents[e]
     u, v = quat_yaw_axes(q)
-    return pose_finite(p, q, h), p, wp.vec2f(p[0], p[1]), u, v, wp.abs(h[0]), wp.abs(h[1])
+    ok = pose_finite(p3, q, h)
+    c = wp.vec2f(p3[0], p3[1])
+    ha = wp.abs(h[0])
+    hb = wp.abs(h[1])
+    verdict = GO
+    if not has_obstacle:
+        verdict = NO_OBSTACLE
+    elif not ok:
+        verdict = BAD_POSE
+    return verdict, p3, c, u, v, ha, hb
 
 
 @wp.func
-def open_row(e: int, has_obstacle: bool, body: BodyBox, contacts_out: ContactRows):
-    """The opening every collision kernel shares: without an obstacle, the "no obstacle" row;
-    with a non-finite pose, the "non-finite pose" row; either way ``go`` is False and the kernel
-    returns. Otherwise ``go`` and the box as :func:`body_pose` gives it."""
-    if not has_obstacle:
+def write_row(e: int, verdict: int, contacts_out: ContactRows):
+    """The special row of a verdict of :func:`open_row`: "no obstacle" or "non-finite pose"."""
+    if verdict == NO_OBSTACLE:
         write_none(e, contacts_out)
-        z2 = wp.vec2f(0.0, 0.0)
-        return False, wp.vec3f(0.0, 0.0, 0.0), z2, z2, z2, 0.0, 0.0
-    ok, p3, c, u, v, ha, hb = body_pose(e, body)
-    if not ok:
+    else:
         write_nan(e, contacts_out)
-    return ok, p3, c, u, v, ha, hb
 
 
 @wp.func
