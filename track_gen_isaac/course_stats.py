@@ -38,36 +38,36 @@ K = len(STAT_KEYS)
 
 @wp.kernel
 def snapshot_kernel(total: wp.array(dtype=wp.int32), laps: wp.array(dtype=wp.int32),
-                    progress: wp.array(dtype=wp.float32), snap: wp.array2d(dtype=wp.float32)):
+                    progress: wp.array(dtype=wp.float32), snapshot_out: wp.array2d(dtype=wp.float32)):
     """The episode so far of every env: checkpoints passed, laps, progress [m]."""
     e = wp.tid()
-    snap[e, 0] = float(total[e])
-    snap[e, 1] = float(laps[e])
-    snap[e, 2] = progress[e]
+    snapshot_out[e, 0] = float(total[e])
+    snapshot_out[e, 1] = float(laps[e])
+    snapshot_out[e, 2] = progress[e]
 
 
 @wp.kernel
-def reduce_kernel(mask: wp.array(dtype=wp.bool), snap: wp.array2d(dtype=wp.float32),
-                  sums: wp.array(dtype=wp.float32)):
+def reduce_kernel(mask: wp.array(dtype=wp.bool), snapshot_out: wp.array2d(dtype=wp.float32),
+                  sums_out: wp.array(dtype=wp.float32)):
     """``sums = [count, sum of each column]`` over the masked envs, whose rows are then zeroed."""
     e = wp.tid()
     if not mask[e]:
         return
-    wp.atomic_add(sums, 0, 1.0)
-    for k in range(snap.shape[1]):
-        wp.atomic_add(sums, k + 1, snap[e, k])
-        snap[e, k] = 0.0
+    wp.atomic_add(sums_out, 0, 1.0)
+    for k in range(snapshot_out.shape[1]):
+        wp.atomic_add(sums_out, k + 1, snapshot_out[e, k])
+        snapshot_out[e, k] = 0.0
 
 
 @wp.kernel
-def mean_kernel(sums: wp.array(dtype=wp.float32), means: wp.array(dtype=wp.float32)):
+def mean_kernel(sums: wp.array(dtype=wp.float32), means_out: wp.array(dtype=wp.float32)):
     """``means[k] = sums[k + 1] / sums[0]`` (0 without a masked env)."""
     n = sums[0]
-    for k in range(means.shape[0]):
+    for k in range(means_out.shape[0]):
         v = float(0.0)
         if n > 0.0:
             v = sums[k + 1] / n
-        means[k] = v
+        means_out[k] = v
 
 
 class EpisodeStats:
@@ -92,7 +92,7 @@ class EpisodeStats:
     def reduce(self, mask: wp.array) -> None:
         """The means over the envs of the [E] bool ``mask`` into :attr:`means`; their rows zeroed. Recordable."""
         self.sums.zero_()
-        wp.launch(reduce_kernel, dim=self.num_envs, inputs=[mask, self.snapshot], outputs=[self.sums],
+        wp.launch(reduce_kernel, dim=self.num_envs, inputs=[mask], outputs=[self.snapshot, self.sums],
                   device=self.device)
         wp.launch(mean_kernel, dim=1, inputs=[self.sums], outputs=[self.means], device=self.device)
 

@@ -104,44 +104,44 @@ def course_seed(cfg: CourseCfg, env_cfg: Any) -> int:
 
 @wp.kernel
 def start_pose_kernel(
-    active: wp.array(dtype=wp.int32),
-    seeds: wp.array(dtype=wp.int32),
-    counter: wp.array(dtype=wp.int32),
     key: int,
-    start_pos: wp.array(dtype=wp.vec3f),
-    start_yaw: wp.array(dtype=wp.float32),
     jitter_lateral: float,
     jitter_vertical: float,
     jitter_yaw: float,
-    out_pos: wp.array(dtype=wp.vec3f),
-    out_yaw: wp.array(dtype=wp.float32),
+    active: wp.array(dtype=wp.int32),
+    seeds: wp.array(dtype=wp.int32),
+    start_pos: wp.array(dtype=wp.vec3f),
+    start_yaw: wp.array(dtype=wp.float32),
+    counter_out: wp.array(dtype=wp.int32),
+    pos_out: wp.array(dtype=wp.vec3f),
+    yaw_out: wp.array(dtype=wp.float32),
 ):
     """The course start pose plus uniform jitter (lateral along the start's left axis, vertical,
     yaw), for masked envs; counter-based draws per env (independent of the other envs)."""
     e = wp.tid()
     if active[e] == 0:
         return
-    c = counter[e] + 1
-    counter[e] = c
+    c = counter_out[e] + 1
+    counter_out[e] = c
     st = stream_state(seeds[e], c, key, 0)
     r1 = wp.randf(st)
     r2 = wp.randf(st)
     r3 = wp.randf(st)
     yaw = start_yaw[e]
     lat = wp.vec3f(-wp.sin(yaw), wp.cos(yaw), 0.0)
-    out_pos[e] = jitter_position(start_pos[e], lat, r1, r2, jitter_lateral, jitter_vertical)
-    out_yaw[e] = yaw + jitter_yaw * (2.0 * r3 - 1.0)
+    pos_out[e] = jitter_position(start_pos[e], lat, r1, r2, jitter_lateral, jitter_vertical)
+    yaw_out[e] = yaw + jitter_yaw * (2.0 * r3 - 1.0)
 
 
 @wp.kernel
 def place_pose_kernel(
+    z_offset: float,
     active: wp.array(dtype=wp.int32),
     pos_env: wp.array(dtype=wp.vec3f),
     yaw: wp.array(dtype=wp.float32),
     origin: wp.array(dtype=wp.vec3f),
-    z_offset: float,
-    pose: wp.array(dtype=wp.transformf),
-    velocity: wp.array(dtype=wp.spatial_vectorf),
+    pose_out: wp.array(dtype=wp.transformf),
+    velocity_out: wp.array(dtype=wp.spatial_vectorf),
 ):
     """Root pose (world) = course pose + origin + z_offset, facing yaw; zero velocity; masked envs only."""
     e = wp.tid()
@@ -149,8 +149,8 @@ def place_pose_kernel(
         return
     h = 0.5 * yaw[e]
     p = pos_env[e] + origin[e] + wp.vec3f(0.0, 0.0, z_offset)
-    pose[e] = wp.transformf(p, wp.quatf(0.0, 0.0, wp.sin(h), wp.cos(h)))
-    velocity[e] = wp.spatial_vectorf(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    pose_out[e] = wp.transformf(p, wp.quatf(0.0, 0.0, wp.sin(h), wp.cos(h)))
+    velocity_out[e] = wp.spatial_vectorf(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 class EnvCourse:
@@ -432,9 +432,8 @@ class EnvCourse:
         jl, jv, jy = _jitter(jitter)
         r = self.course.result
         wp.launch(start_pose_kernel, dim=self.num_envs,
-                  inputs=[mask, self.course.seeds.seeds, self.start_counter, _START_KEY,
-                          r.start_pos, r.start_yaw, jl, jv, jy],
-                  outputs=[self.pose_pos, self.pose_yaw], device=self.device)
+                  inputs=[_START_KEY, jl, jv, jy, mask, self.course.seeds.seeds, r.start_pos, r.start_yaw],
+                  outputs=[self.start_counter, self.pose_pos, self.pose_yaw], device=self.device)
 
     def checkpoint_poses(self, mask: wp.array, jitter=(0.0, 0.0, 0.0)) -> None:
         """A random checkpoint per env of the int32 ``mask`` (plus jitter) into :attr:`pose_pos` /
@@ -452,7 +451,7 @@ class EnvCourse:
         the envs of ``mask``, into ``pose`` / ``velocity`` ([E] transformf / spatial_vectorf; default
         :attr:`root_pose` / :attr:`root_velocity`). Recordable."""
         wp.launch(place_pose_kernel, dim=self.num_envs,
-                  inputs=[mask, self.pose_pos, self.pose_yaw, self.origin, float(z_offset)],
+                  inputs=[float(z_offset), mask, self.pose_pos, self.pose_yaw, self.origin],
                   outputs=[self.root_pose if pose is None else pose,
                            self.root_velocity if velocity is None else velocity], device=self.device)
 

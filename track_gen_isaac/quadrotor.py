@@ -136,19 +136,19 @@ def quadrotor_asset_cfg(model: QuadrotorModel = CRAZYFLIE, prim_path: str = "{EN
 
 @wp.kernel
 def quad_command_kernel(
-    actions: wp.array(dtype=wp.float32, ndim=2),
     offset: int,
     weight: float,
     thrust_range: float,
     max_rates: wp.vec3f,
     direct: int,
     f_max: float,
+    actions: wp.array(dtype=wp.float32, ndim=2),
     delay: wp.array(dtype=wp.int32),
-    history: wp.array(dtype=wp.vec4f, ndim=2),
-    raw: wp.array(dtype=wp.float32, ndim=2),
-    thrust_cmd: wp.array(dtype=wp.float32),
-    rate_cmd: wp.array(dtype=wp.vec3f),
-    rotor_cmd: wp.array(dtype=wp.vec4f),
+    history_out: wp.array(dtype=wp.vec4f, ndim=2),
+    raw_out: wp.array(dtype=wp.float32, ndim=2),
+    thrust_cmd_out: wp.array(dtype=wp.float32),
+    rate_cmd_out: wp.array(dtype=wp.vec3f),
+    rotor_cmd_out: wp.array(dtype=wp.vec4f),
 ):
     """Policy action in [-1, 1]^4 (clipped; NaN counts as 0) -> commands.
 
@@ -164,14 +164,14 @@ def quad_command_kernel(
         if not wp.isfinite(v):
             v = 0.0
         v = wp.clamp(v, -1.0, 1.0)
-        raw[i, j] = v
+        raw_out[i, j] = v
         a[j] = v
-    K = history.shape[1]
+    K = history_out.shape[1]
     for kk in range(K - 1):
         k = K - 1 - kk
-        history[i, k] = history[i, k - 1]
-    history[i, 0] = a
-    a = history[i, wp.clamp(delay[i], 0, K - 1)]
+        history_out[i, k] = history_out[i, k - 1]
+    history_out[i, 0] = a
+    a = history_out[i, wp.clamp(delay[i], 0, K - 1)]
     if direct != 0:
         h = 0.25 * weight
         f = wp.vec4f()
@@ -180,12 +180,12 @@ def quad_command_kernel(
                 f[j] = h * (1.0 + a[j])
             else:
                 f[j] = h + a[j] * (f_max - h)
-        rotor_cmd[i] = f
-        thrust_cmd[i] = f[0] + f[1] + f[2] + f[3]
-        rate_cmd[i] = wp.vec3f(0.0, 0.0, 0.0)
+        rotor_cmd_out[i] = f
+        thrust_cmd_out[i] = f[0] + f[1] + f[2] + f[3]
+        rate_cmd_out[i] = wp.vec3f(0.0, 0.0, 0.0)
     else:
-        thrust_cmd[i] = weight * (1.0 + thrust_range * a[0])
-        rate_cmd[i] = wp.vec3f(a[1] * max_rates[0], a[2] * max_rates[1], a[3] * max_rates[2])
+        thrust_cmd_out[i] = weight * (1.0 + thrust_range * a[0])
+        rate_cmd_out[i] = wp.vec3f(a[1] * max_rates[0], a[2] * max_rates[1], a[3] * max_rates[2])
 
 
 @wp.func
@@ -203,24 +203,24 @@ def _mix(t: float, tx: float, ty: float, tz: float, d: float, c: float) -> wp.ve
 
 @wp.kernel
 def quad_motor_kernel(
-    thrust_cmd: wp.array(dtype=wp.float32),
-    rate_cmd: wp.array(dtype=wp.vec3f),
-    quat: wp.array(dtype=wp.quatf),
-    vel: wp.array(dtype=wp.spatial_vectorf),
     inertia: wp.vec3f,
     gains: wp.vec3f,
     d: float,
     c: float,
     f_max: float,
-    alpha: wp.array(dtype=wp.float32),
     direct: int,
+    thrust_cmd: wp.array(dtype=wp.float32),
+    rate_cmd: wp.array(dtype=wp.vec3f),
+    quat: wp.array(dtype=wp.quatf),
+    vel: wp.array(dtype=wp.spatial_vectorf),
+    alpha: wp.array(dtype=wp.float32),
     rotor_cmd: wp.array(dtype=wp.vec4f),
     thrust_scale: wp.array(dtype=wp.float32),
     torque_scale: wp.array(dtype=wp.float32),
     drag: wp.array(dtype=wp.vec3f),
-    rotor: wp.array(dtype=wp.vec4f),
-    force: wp.array(dtype=wp.vec3f, ndim=2),
-    torque: wp.array(dtype=wp.vec3f, ndim=2),
+    rotor_out: wp.array(dtype=wp.vec4f),
+    force_out: wp.array(dtype=wp.vec3f, ndim=2),
+    torque_out: wp.array(dtype=wp.vec3f, ndim=2),
 ):
     """One physics substep of the rotors: rate controller -> mixer (or, ``direct``, the commanded
     rotor thrusts) -> motor limits -> motor lag (per-env ``alpha``) -> wrench.
@@ -240,18 +240,18 @@ def quad_motor_kernel(
         jw = wp.cw_mul(inertia, w)
         tau = wp.cw_mul(inertia, wp.cw_mul(gains, rate_cmd[i] - w)) + wp.cross(w, jw)
         f = _mix(thrust_cmd[i], tau[0], tau[1], tau[2], d, c)
-    r = rotor[i]
+    r = rotor_out[i]
     al = alpha[i]
     for j in range(4):
         fj = wp.clamp(f[j], 0.0, f_max)
         r[j] = r[j] + al * (fj - r[j])
-    rotor[i] = r
+    rotor_out[i] = r
     ks = thrust_scale[i]
     t = ks * (r[0] + r[1] + r[2] + r[3])
     dr = drag[i]
     v_b = wp.quat_rotate_inv(quat[i], wp.spatial_top(vel[i]))
-    force[i, 0] = wp.vec3f(-dr[0] * v_b[0], -dr[1] * v_b[1], t - dr[2] * v_b[2])
-    torque[i, 0] = wp.vec3f(
+    force_out[i, 0] = wp.vec3f(-dr[0] * v_b[0], -dr[1] * v_b[1], t - dr[2] * v_b[2])
+    torque_out[i, 0] = wp.vec3f(
         ks * d * (-r[0] - r[1] + r[2] + r[3]),
         ks * d * (-r[0] + r[1] + r[2] - r[3]),
         ks * c * torque_scale[i] * (r[0] - r[1] + r[2] - r[3]),
@@ -259,21 +259,21 @@ def quad_motor_kernel(
 
 
 @wp.kernel
-def quad_reset_kernel(mask: wp.array(dtype=wp.bool), hover: float, rotor: wp.array(dtype=wp.vec4f),
-                      rotor_cmd: wp.array(dtype=wp.vec4f),
-                      thrust_cmd: wp.array(dtype=wp.float32), rate_cmd: wp.array(dtype=wp.vec3f),
-                      raw: wp.array(dtype=wp.float32, ndim=2), history: wp.array(dtype=wp.vec4f, ndim=2)):
+def quad_reset_kernel(hover: float, mask: wp.array(dtype=wp.bool), rotor_out: wp.array(dtype=wp.vec4f),
+                      rotor_cmd_out: wp.array(dtype=wp.vec4f), thrust_cmd_out: wp.array(dtype=wp.float32),
+                      rate_cmd_out: wp.array(dtype=wp.vec3f), raw_out: wp.array(dtype=wp.float32, ndim=2),
+                      history_out: wp.array(dtype=wp.vec4f, ndim=2)):
     """Masked envs: rotors at hover thrust, hover command, zero rates, actions and action history."""
     i = wp.tid()
     if mask[i]:
-        for k in range(history.shape[1]):
-            history[i, k] = wp.vec4f(0.0, 0.0, 0.0, 0.0)
-        rotor[i] = wp.vec4f(hover, hover, hover, hover)
-        rotor_cmd[i] = wp.vec4f(hover, hover, hover, hover)
-        thrust_cmd[i] = 4.0 * hover
-        rate_cmd[i] = wp.vec3f(0.0, 0.0, 0.0)
+        for k in range(history_out.shape[1]):
+            history_out[i, k] = wp.vec4f(0.0, 0.0, 0.0, 0.0)
+        rotor_out[i] = wp.vec4f(hover, hover, hover, hover)
+        rotor_cmd_out[i] = wp.vec4f(hover, hover, hover, hover)
+        thrust_cmd_out[i] = 4.0 * hover
+        rate_cmd_out[i] = wp.vec3f(0.0, 0.0, 0.0)
         for j in range(4):
-            raw[i, j] = 0.0
+            raw_out[i, j] = 0.0
 
 
 # ------------------------------------------------------------------------------------------------ dynamics
@@ -328,21 +328,21 @@ class QuadrotorDynamics:
     def command(self, actions: wp.array, offset: int = 0) -> None:
         m = self.model
         wp.launch(quad_command_kernel, dim=self.num_envs,
-                  inputs=[actions, int(offset), float(m.weight), float(m.thrust_range), wp.vec3f(*m.max_rates),
-                          self.direct, float(m.max_rotor_thrust), self.delay, self.history],
-                  outputs=[self.raw, self.thrust_cmd, self.rate_cmd, self.rotor_cmd], device=self.device)
+                  inputs=[int(offset), float(m.weight), float(m.thrust_range), wp.vec3f(*m.max_rates), self.direct,
+                          float(m.max_rotor_thrust), actions, self.delay],
+                  outputs=[self.history, self.raw, self.thrust_cmd, self.rate_cmd, self.rotor_cmd], device=self.device)
 
     def substep(self, quat: wp.array, vel: wp.array, force: wp.array, torque: wp.array) -> None:
         m = self.model
         wp.launch(quad_motor_kernel, dim=self.num_envs,
-                  inputs=[self.thrust_cmd, self.rate_cmd, quat, vel, wp.vec3f(*m.inertia), wp.vec3f(*m.rate_gains),
-                          float(m.arm_length / math.sqrt(2.0)), float(m.yaw_moment_coef),
-                          float(m.max_rotor_thrust), self.alpha_env, self.direct, self.rotor_cmd,
-                          self.thrust_scale, self.torque_scale, self.drag],
+                  inputs=[wp.vec3f(*m.inertia), wp.vec3f(*m.rate_gains), float(m.arm_length / math.sqrt(2.0)),
+                          float(m.yaw_moment_coef), float(m.max_rotor_thrust), self.direct, self.thrust_cmd,
+                          self.rate_cmd, quat, vel, self.alpha_env, self.rotor_cmd, self.thrust_scale,
+                          self.torque_scale, self.drag],
                   outputs=[self.rotor, force, torque], device=self.device)
 
     def reset(self, mask: wp.array | None = None) -> None:
         wp.launch(quad_reset_kernel, dim=self.num_envs,
-                  inputs=[self.all_mask if mask is None else mask, float(self.hover_rotor)],
+                  inputs=[float(self.hover_rotor), self.all_mask if mask is None else mask],
                   outputs=[self.rotor, self.rotor_cmd, self.thrust_cmd, self.rate_cmd, self.raw, self.history],
                   device=self.device)

@@ -42,29 +42,29 @@ def _off_track(e: int, gates: int, s: wp.array(dtype=wp.float32), lateral: wp.ar
 
 
 @wp.kernel
-def off_track_kernel(gates: int, s: wp.array(dtype=wp.float32), lateral: wp.array(dtype=wp.float32),
-                     distance: wp.array(dtype=wp.float32), segment: wp.array(dtype=wp.int32),
-                     line_s: wp.array2d(dtype=wp.float32), line_length: wp.array(dtype=wp.float32),
-                     half_width: wp.array2d(dtype=wp.float32), margin: float, max_distance: float,
-                     out: wp.array(dtype=wp.bool)):
+def off_track_kernel(gates: int, margin: float, max_distance: float, s: wp.array(dtype=wp.float32),
+                     lateral: wp.array(dtype=wp.float32), distance: wp.array(dtype=wp.float32),
+                     segment: wp.array(dtype=wp.int32), line_s: wp.array2d(dtype=wp.float32),
+                     line_length: wp.array(dtype=wp.float32), half_width: wp.array2d(dtype=wp.float32),
+                     off_track_out: wp.array(dtype=wp.bool)):
     """Off the course: a band track: ``|lateral|`` beyond the band half width (interpolated at ``s``
     between the segment's two points) plus ``margin``; gates: ``distance > max_distance``. False
     without a frame (segment -1)."""
     e = wp.tid()
-    out[e] = _off_track(e, gates, s, lateral, distance, segment, line_s, line_length, half_width, margin,
-                        max_distance)
+    off_track_out[e] = _off_track(e, gates, s, lateral, distance, segment, line_s, line_length, half_width, margin,
+                                  max_distance)
 
 
 @wp.kernel
-def off_track_float_kernel(gates: int, s: wp.array(dtype=wp.float32), lateral: wp.array(dtype=wp.float32),
-                           distance: wp.array(dtype=wp.float32), segment: wp.array(dtype=wp.int32),
-                           line_s: wp.array2d(dtype=wp.float32), line_length: wp.array(dtype=wp.float32),
-                           half_width: wp.array2d(dtype=wp.float32), margin: float, max_distance: float,
-                           out: wp.array(dtype=wp.float32)):
+def off_track_float_kernel(gates: int, margin: float, max_distance: float, s: wp.array(dtype=wp.float32),
+                           lateral: wp.array(dtype=wp.float32), distance: wp.array(dtype=wp.float32),
+                           segment: wp.array(dtype=wp.int32), line_s: wp.array2d(dtype=wp.float32),
+                           line_length: wp.array(dtype=wp.float32), half_width: wp.array2d(dtype=wp.float32),
+                           off_track_out: wp.array(dtype=wp.float32)):
     """:func:`off_track_kernel` as 1.0 / 0.0."""
     e = wp.tid()
-    out[e] = wp.where(_off_track(e, gates, s, lateral, distance, segment, line_s, line_length, half_width, margin,
-                                 max_distance), 1.0, 0.0)
+    off = _off_track(e, gates, s, lateral, distance, segment, line_s, line_length, half_width, margin, max_distance)
+    off_track_out[e] = wp.where(off, 1.0, 0.0)
 
 
 class OffTrackTerm(CourseTerm):
@@ -91,6 +91,6 @@ class OffTrackTerm(CourseTerm):
         hw = ec.course.result.half_width if not gates else ec.buffer("no_half_width", (ec.num_envs, 1))
         kernel = off_track_kernel if out.dtype == wp.bool else off_track_float_kernel
         wp.launch(kernel, dim=ec.num_envs,
-                  inputs=[int(gates), f.s, f.lateral, f.distance, f.segment, line.s, line.length, hw, float(margin),
-                          float(max_distance) if max_distance is not None else 0.0],
+                  inputs=[int(gates), float(margin), float(max_distance) if max_distance is not None else 0.0,
+                          f.s, f.lateral, f.distance, f.segment, line.s, line.length, hw],
                   outputs=[out], device=ec.device)

@@ -27,12 +27,12 @@ wp.set_module_options({"enable_backward": False})
 
 
 @wp.kernel
-def flatten_depth_kernel(depth: wp.array3d(dtype=wp.float32), out: wp.array2d(dtype=wp.float32)):
+def flatten_depth_kernel(depth: wp.array3d(dtype=wp.float32), obs_out: wp.array2d(dtype=wp.float32)):
     """One thread per (env, row): ``out[e, i * W + j] = depth[e, i, j]`` (``out`` may be a strided view)."""
     e, i = wp.tid()
     W = depth.shape[2]
     for j in range(W):
-        out[e, i * W + j] = depth[e, i, j]
+        obs_out[e, i * W + j] = depth[e, i, j]
 
 
 class _DepthTerm(CourseTerm):

@@ -29,25 +29,25 @@ def check_std(name: str, value) -> float:
 
 
 @wp.kernel
-def obs_noise_kernel(std: wp.array(dtype=wp.float32), seed: int, episode: wp.array(dtype=wp.int32),
-                     calls: wp.array(dtype=wp.int32), out: wp.array2d(dtype=wp.float32)):
+def obs_noise_kernel(seed: int, std: wp.array(dtype=wp.float32), episode: wp.array(dtype=wp.int32),
+                     calls_out: wp.array(dtype=wp.int32), obs_out: wp.array2d(dtype=wp.float32)):
     """out[e, j] += std[j] * N(0, 1), keyed by (seed, e, episode[e], calls[e], j); then calls[e] += 1."""
     e = wp.tid()
-    D = out.shape[1]
-    s = wp.rand_init(seed + e * 7919 + episode[e] * 104729, calls[e] * D)
+    D = obs_out.shape[1]
+    s = wp.rand_init(seed + e * 7919 + episode[e] * 104729, calls_out[e] * D)
     for j in range(D):
         n = wp.randn(s)
-        out[e, j] = out[e, j] + std[j] * n
-    calls[e] = calls[e] + 1
+        obs_out[e, j] = obs_out[e, j] + std[j] * n
+    calls_out[e] = calls_out[e] + 1
 
 
 @wp.kernel
-def obs_noise_reset_kernel(mask: wp.array(dtype=wp.bool), episode: wp.array(dtype=wp.int32),
-                           calls: wp.array(dtype=wp.int32)):
+def obs_noise_reset_kernel(mask: wp.array(dtype=wp.bool), episode_out: wp.array(dtype=wp.int32),
+                           calls_out: wp.array(dtype=wp.int32)):
     e = wp.tid()
     if mask[e]:
-        episode[e] = episode[e] + 1
-        calls[e] = 0
+        episode_out[e] = episode_out[e] + 1
+        calls_out[e] = 0
 
 
 class ObsNoise:
@@ -67,8 +67,8 @@ class ObsNoise:
 
     def apply(self, out: wp.array) -> None:
         if self.enabled:
-            wp.launch(obs_noise_kernel, dim=self.num_envs, inputs=[self.std, self.seed, self.episode, self.calls],
-                      outputs=[out], device=self.device)
+            wp.launch(obs_noise_kernel, dim=self.num_envs, inputs=[self.seed, self.std, self.episode],
+                      outputs=[self.calls, out], device=self.device)
 
     def reset(self, env_mask: wp.array | None = None, env_ids=None) -> None:
         """Masked envs (``env_mask``; else ``env_ids``, None: all) start a new noise episode."""

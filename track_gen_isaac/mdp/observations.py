@@ -34,10 +34,10 @@ def _body(q: wp.quatf, p: wp.vec3f, c: wp.vec3f):
 
 
 @wp.func
-def _put3(out: wp.array2d(dtype=wp.float32), e: int, j: int, v: wp.vec3f):
-    out[e, j] = v[0]
-    out[e, j + 1] = v[1]
-    out[e, j + 2] = v[2]
+def _put3(obs_out: wp.array2d(dtype=wp.float32), e: int, j: int, v: wp.vec3f):
+    obs_out[e, j] = v[0]
+    obs_out[e, j + 1] = v[1]
+    obs_out[e, j + 2] = v[2]
 
 
 def _count(name, value, lo=1):
@@ -47,6 +47,8 @@ def _count(name, value, lo=1):
 
 @wp.kernel
 def next_checkpoints_kernel(
+    num: int,
+    corners: int,
     pos_w: wp.array(dtype=wp.vec3f),
     quat_w: wp.array(dtype=wp.quatf),
     origin: wp.array(dtype=wp.vec3f),
@@ -58,9 +60,7 @@ def next_checkpoints_kernel(
     cp_count: wp.array(dtype=wp.int32),
     cp_closed: wp.array(dtype=wp.int32),
     next_index: wp.array(dtype=wp.int32),
-    num: int,
-    corners: int,
-    out: wp.array2d(dtype=wp.float32),
+    obs_out: wp.array2d(dtype=wp.float32),
 ):
     """The next ``num`` checkpoints of each env in its body frame: per checkpoint the centre (3),
     then with ``corners`` the 4 opening corners (12): (+lat, +up), (-lat, +up), (-lat, -up), (+lat, -up).
@@ -74,7 +74,7 @@ def next_checkpoints_kernel(
     n = wp.min(cp_count[e], cp_pos.shape[1])
     if valid[e] == 0 or n <= 0:
         for j in range(num * per):
-            out[e, j] = 0.0
+            obs_out[e, j] = 0.0
         return
     p = pos_w[e] - origin[e]
     q = quat_w[e]
@@ -88,7 +88,7 @@ def next_checkpoints_kernel(
         k = wp.max(k, 0)
         c = cp_pos[e, k]
         base = i * per
-        _put3(out, e, base, _body(q, p, c))
+        _put3(obs_out, e, base, _body(q, p, c))
         if corners != 0:
             nn = cp_normal[e, k]
             lat = wp.vec3f(-nn[1], nn[0], 0.0)
@@ -98,10 +98,10 @@ def next_checkpoints_kernel(
             up = wp.cross(nn, lat)
             hw = cp_hw[e, k]
             hh = cp_hh[e, k]
-            _put3(out, e, base + 3, _body(q, p, c + lat * hw + up * hh))
-            _put3(out, e, base + 6, _body(q, p, c - lat * hw + up * hh))
-            _put3(out, e, base + 9, _body(q, p, c - lat * hw - up * hh))
-            _put3(out, e, base + 12, _body(q, p, c + lat * hw - up * hh))
+            _put3(obs_out, e, base + 3, _body(q, p, c + lat * hw + up * hh))
+            _put3(obs_out, e, base + 6, _body(q, p, c - lat * hw + up * hh))
+            _put3(obs_out, e, base + 9, _body(q, p, c - lat * hw - up * hh))
+            _put3(obs_out, e, base + 12, _body(q, p, c + lat * hw - up * hh))
 
 
 class next_checkpoints(CourseTerm):
@@ -129,9 +129,9 @@ class next_checkpoints(CourseTerm):
         self.read()
         cp = ec.course.checkpoints
         wp.launch(next_checkpoints_kernel, dim=ec.num_envs,
-                  inputs=[ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos, cp.normal,
-                          cp.half_width, cp.half_height, cp.count, cp.closed, ec.course.progress.next_index,
-                          int(num), int(bool(corners))],
+                  inputs=[int(num), int(bool(corners)), ec.position, ec.orientation, ec.origin, ec.course.result.valid,
+                          cp.pos, cp.normal, cp.half_width, cp.half_height, cp.count, cp.closed,
+                          ec.course.progress.next_index],
                   outputs=[out], device=ec.device)
 
     def __call__(self, env, course_name: str = "course", num: int = 2, corners: bool = False):
@@ -149,13 +149,13 @@ class next_gates(next_checkpoints):
 
 @wp.kernel
 def track_frame_kernel(
+    with_vertical: int,
     s: wp.array(dtype=wp.float32),
     lateral: wp.array(dtype=wp.float32),
     vertical: wp.array(dtype=wp.float32),
     heading: wp.array(dtype=wp.float32),
     length: wp.array(dtype=wp.float32),
-    with_vertical: int,
-    out: wp.array2d(dtype=wp.float32),
+    obs_out: wp.array2d(dtype=wp.float32),
 ):
     """[s / length, lateral, sin(heading), cos(heading)] (+ vertical): the localizer's frame."""
     e = wp.tid()
@@ -163,12 +163,12 @@ def track_frame_kernel(
     sn = float(0.0)
     if L > 0.0:
         sn = s[e] / L
-    out[e, 0] = sn
-    out[e, 1] = lateral[e]
-    out[e, 2] = wp.sin(heading[e])
-    out[e, 3] = wp.cos(heading[e])
+    obs_out[e, 0] = sn
+    obs_out[e, 1] = lateral[e]
+    obs_out[e, 2] = wp.sin(heading[e])
+    obs_out[e, 3] = wp.cos(heading[e])
     if with_vertical != 0:
-        out[e, 4] = vertical[e]
+        obs_out[e, 4] = vertical[e]
 
 
 class track_frame(CourseTerm):
@@ -190,7 +190,7 @@ class track_frame(CourseTerm):
         f = self.read().frame
         line = ec.course.course_line.line
         wp.launch(track_frame_kernel, dim=ec.num_envs,
-                  inputs=[f.s, f.lateral, f.vertical, f.heading, line.length, int(bool(vertical))],
+                  inputs=[int(bool(vertical)), f.s, f.lateral, f.vertical, f.heading, line.length],
                   outputs=[out], device=ec.device)
 
     def __call__(self, env, course_name: str = "course", vertical: bool = False):
@@ -202,21 +202,21 @@ def track_velocity_kernel(
     vel_w: wp.array(dtype=wp.vec3f),
     segment: wp.array(dtype=wp.int32),
     tangent: wp.array(dtype=wp.vec3f),
-    out: wp.array2d(dtype=wp.float32),
+    obs_out: wp.array2d(dtype=wp.float32),
 ):
     """[along, lateral, vertical] speed: ``v . tangent``, ``v . left`` (left = the tangent's horizontal
     direction turned +90 deg about z; 0 on a vertical segment) and ``v.z``; zeros without a frame."""
     e = wp.tid()
     if segment[e] < 0:
-        out[e, 0] = 0.0
-        out[e, 1] = 0.0
-        out[e, 2] = 0.0
+        obs_out[e, 0] = 0.0
+        obs_out[e, 1] = 0.0
+        obs_out[e, 2] = 0.0
         return
     v = vel_w[e]
     t = tangent[e]
-    out[e, 0] = wp.dot(v, t)
-    out[e, 1] = wp.dot(v, unit_lateral(t))
-    out[e, 2] = v[2]
+    obs_out[e, 0] = wp.dot(v, t)
+    obs_out[e, 1] = wp.dot(v, unit_lateral(t))
+    obs_out[e, 2] = v[2]
 
 
 class track_frame_velocity(CourseTerm):
@@ -261,7 +261,7 @@ def lookahead_kernel(
     length: wp.array(dtype=wp.float32),
     closed: wp.array(dtype=wp.int32),
     distances: wp.array(dtype=wp.float32),
-    out: wp.array2d(dtype=wp.float32),
+    obs_out: wp.array2d(dtype=wp.float32),
 ):
     """Points of the course line at arc length ``s + d`` for each distance ``d``, in the body frame.
 
@@ -277,7 +277,7 @@ def lookahead_kernel(
         m = n
     if seg < 0 or n < 2 or seg >= m:
         for j in range(3 * D):
-            out[e, j] = 0.0
+            obs_out[e, j] = 0.0
         return
     p = pos_w[e] - origin[e]
     q = quat_w[e]
@@ -313,7 +313,7 @@ def lookahead_kernel(
         b = points[e, (j + 1) % n]
         if s1 > s0:
             t = wp.clamp((target - s0) / (s1 - s0), 0.0, 1.0)
-        _put3(out, e, 3 * i, _body(q, p, a + (b - a) * t))
+        _put3(obs_out, e, 3 * i, _body(q, p, a + (b - a) * t))
 
 
 class lookahead_points(CourseTerm):
@@ -356,10 +356,10 @@ class lookahead_points(CourseTerm):
 
 @wp.kernel
 def lap_progress_kernel(
+    scale: float,
     progress: wp.array(dtype=wp.float32),
     length: wp.array(dtype=wp.float32),
-    scale: float,
-    out: wp.array2d(dtype=wp.float32),
+    obs_out: wp.array2d(dtype=wp.float32),
 ):
     """progress / lap length * scale (laps since reset, continuous); 0 without a course."""
     e = wp.tid()
@@ -367,7 +367,7 @@ def lap_progress_kernel(
     v = float(0.0)
     if L > 0.0:
         v = progress[e] / L * scale
-    out[e, 0] = v
+    obs_out[e, 0] = v
 
 
 class lap_progress(CourseTerm):
@@ -386,7 +386,7 @@ class lap_progress(CourseTerm):
         res = self.read()
         scale = 1.0 if laps is None else 1.0 / float(laps)
         wp.launch(lap_progress_kernel, dim=ec.num_envs,
-                  inputs=[res.events.progress, ec.course.checkpoints.length, scale], outputs=[out], device=ec.device)
+                  inputs=[scale, res.events.progress, ec.course.checkpoints.length], outputs=[out], device=ec.device)
 
     def __call__(self, env, course_name: str = "course", laps: float | None = None):
         return self.compute(laps=laps)

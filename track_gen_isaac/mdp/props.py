@@ -29,14 +29,13 @@ _PARK = wp.constant(wp.vec3f(*PARK_POSITION))
 
 
 @wp.kernel
-def _move_props(active: wp.array(dtype=wp.int32), origin: wp.array(dtype=wp.vec3f),
-                pos: wp.array2d(dtype=wp.vec3f), quat: wp.array2d(dtype=wp.quatf),
-                pose: wp.array2d(dtype=wp.transformf), vel: wp.array2d(dtype=wp.spatial_vectorf),
-                env_mask: wp.array(dtype=wp.bool)):
+def _move_props(active: wp.array(dtype=wp.int32), origin: wp.array(dtype=wp.vec3f), pos: wp.array2d(dtype=wp.vec3f),
+                quat: wp.array2d(dtype=wp.quatf), pose_out: wp.array2d(dtype=wp.transformf),
+                vel_out: wp.array2d(dtype=wp.spatial_vectorf), env_mask_out: wp.array(dtype=wp.bool)):
     e, k = wp.tid()
     on = active[e] != 0
     if k == 0:
-        env_mask[e] = on
+        env_mask_out[e] = on
     if not on:
         return
     p = _PARK
@@ -44,8 +43,8 @@ def _move_props(active: wp.array(dtype=wp.int32), origin: wp.array(dtype=wp.vec3
     if k < pos.shape[1]:
         p = pos[e, k]
         q = quat[e, k]
-    pose[e, k] = wp.transformf(p + origin[e], q)
-    vel[e, k] = wp.spatial_vectorf(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    pose_out[e, k] = wp.transformf(p + origin[e], q)
+    vel_out[e, k] = wp.spatial_vectorf(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 class move_gate_props(CourseTerm):

@@ -152,13 +152,13 @@ def _action_term(env, action_name: str):
 
 @wp.kernel
 def quad_state_kernel(
+    hover: float,
     pos: wp.array(dtype=wp.vec3f),
     quat: wp.array(dtype=wp.quatf),
     vel: wp.array(dtype=wp.spatial_vectorf),
     origin: wp.array(dtype=wp.vec3f),
     rotor: wp.array(dtype=wp.vec4f),
-    hover: float,
-    out: wp.array(dtype=wp.float32, ndim=2),
+    obs_out: wp.array(dtype=wp.float32, ndim=2),
 ):
     """[E, 14]: body-frame linear velocity (3) [m/s], body rates (3) [rad/s], gravity direction in
     the body frame (3), rotor thrusts / hover thrust - 1 (4), height above the env origin (1) [m]."""
@@ -169,12 +169,12 @@ def quad_state_kernel(
     g = wp.quat_rotate_inv(q, wp.vec3f(0.0, 0.0, -1.0))
     r = rotor[i]
     for j in range(3):
-        out[i, j] = v[j]
-        out[i, 3 + j] = w[j]
-        out[i, 6 + j] = g[j]
+        obs_out[i, j] = v[j]
+        obs_out[i, 3 + j] = w[j]
+        obs_out[i, 6 + j] = g[j]
     for j in range(4):
-        out[i, 9 + j] = r[j] / hover - 1.0
-    out[i, 13] = pos[i][2] - origin[i][2]
+        obs_out[i, 9 + j] = r[j] / hover - 1.0
+    obs_out[i, 13] = pos[i][2] - origin[i][2]
 
 
 class quad_state(ManagerTermBase):
@@ -193,8 +193,8 @@ class quad_state(ManagerTermBase):
         d = self._asset.data
         dyn = self._term.dyn
         wp.launch(quad_state_kernel, dim=dyn.num_envs,
-                  inputs=[d.root_pos_w.warp, d.root_quat_w.warp, d.root_com_vel_w.warp, self._origin, dyn.rotor,
-                          float(dyn.hover_rotor)], outputs=[out], device=dyn.device)
+                  inputs=[float(dyn.hover_rotor), d.root_pos_w.warp, d.root_quat_w.warp, d.root_com_vel_w.warp,
+                          self._origin, dyn.rotor], outputs=[out], device=dyn.device)
 
     def __call__(self, env, action_name: str = "rotors", asset_name: str = "robot"):
         self.launch(self._out)
@@ -202,11 +202,11 @@ class quad_state(ManagerTermBase):
 
 
 @wp.kernel
-def body_rate_sq_kernel(vel: wp.array(dtype=wp.spatial_vectorf), out: wp.array(dtype=wp.float32)):
+def body_rate_sq_kernel(vel: wp.array(dtype=wp.spatial_vectorf), reward_out: wp.array(dtype=wp.float32)):
     """|angular velocity|^2 [rad^2/s^2] (frame independent)."""
     i = wp.tid()
     w = wp.spatial_bottom(vel[i])
-    out[i] = wp.dot(w, w)
+    reward_out[i] = wp.dot(w, w)
 
 
 def body_rate_sq(env, out: wp.array, asset_name: str = "robot") -> None:
@@ -232,12 +232,12 @@ def check_altitude(min_height, max_height) -> None:
 
 
 @wp.kernel
-def altitude_out_kernel(pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), lo: float, hi: float,
-                        out: wp.array(dtype=wp.bool)):
+def altitude_out_kernel(lo: float, hi: float, pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f),
+                        done_out: wp.array(dtype=wp.bool)):
     """Height above the env origin outside [lo, hi], or a non-finite position."""
     i = wp.tid()
     z = pos[i][2] - origin[i][2]
-    out[i] = not (z >= lo and z <= hi)
+    done_out[i] = not (z >= lo and z <= hi)
 
 
 class altitude_out_of_range(ManagerTermBase):
@@ -254,7 +254,7 @@ class altitude_out_of_range(ManagerTermBase):
 
     def launch(self, out: wp.array, min_height: float, max_height: float) -> None:
         wp.launch(altitude_out_kernel, dim=out.shape[0],
-                  inputs=[self._asset.data.root_pos_w.warp, self._origin, float(min_height), float(max_height)],
+                  inputs=[float(min_height), float(max_height), self._asset.data.root_pos_w.warp, self._origin],
                   outputs=[out], device=out.device)
 
     def __call__(self, env, min_height: float = 0.05, max_height: float = 5.0, asset_name: str = "robot"):

@@ -36,15 +36,15 @@ def racer_state_dim(attitude: str = "matrix", last_action: bool = True, height: 
 
 @wp.kernel
 def racer_state_kernel(
+    matrix: int,
+    last_action: int,
+    height: int,
     pos: wp.array(dtype=wp.vec3f),
     quat: wp.array(dtype=wp.quatf),
     vel: wp.array(dtype=wp.spatial_vectorf),
     origin: wp.array(dtype=wp.vec3f),
     raw: wp.array2d(dtype=wp.float32),
-    matrix: int,
-    last_action: int,
-    height: int,
-    out: wp.array2d(dtype=wp.float32),
+    obs_out: wp.array2d(dtype=wp.float32),
 ):
     """[v_body (3), attitude (9: R row-major, body -> world; or 3: gravity direction in the body
     frame), body rates (3), last action (4, optional), height above the env origin (1, optional)]."""
@@ -53,28 +53,28 @@ def racer_state_kernel(
     v = wp.quat_rotate_inv(q, wp.spatial_top(vel[i]))
     w = wp.quat_rotate_inv(q, wp.spatial_bottom(vel[i]))
     for j in range(3):
-        out[i, j] = v[j]
+        obs_out[i, j] = v[j]
     k = 3
     if matrix != 0:
         R = wp.quat_to_matrix(q)
         for r in range(3):
             for c in range(3):
-                out[i, k] = R[r, c]
+                obs_out[i, k] = R[r, c]
                 k = k + 1
     else:
         g = wp.quat_rotate_inv(q, wp.vec3f(0.0, 0.0, -1.0))
         for j in range(3):
-            out[i, k + j] = g[j]
+            obs_out[i, k + j] = g[j]
         k = k + 3
     for j in range(3):
-        out[i, k + j] = w[j]
+        obs_out[i, k + j] = w[j]
     k = k + 3
     if last_action != 0:
         for j in range(4):
-            out[i, k + j] = raw[i, j]
+            obs_out[i, k + j] = raw[i, j]
         k = k + 4
     if height != 0:
-        out[i, k] = pos[i][2] - origin[i][2]
+        obs_out[i, k] = pos[i][2] - origin[i][2]
 
 
 def _noise_columns(attitude, last_action, height, noise_std):
@@ -118,8 +118,8 @@ class racer_state(ManagerTermBase):
         d = self._asset.data
         dyn = self._term.dyn
         wp.launch(racer_state_kernel, dim=dyn.num_envs,
-                  inputs=[d.root_pos_w.warp, d.root_quat_w.warp, d.root_com_vel_w.warp, self._origin, dyn.raw,
-                          *self._flags], outputs=[out], device=dyn.device)
+                  inputs=[*self._flags, d.root_pos_w.warp, d.root_quat_w.warp, d.root_com_vel_w.warp, self._origin,
+                          dyn.raw], outputs=[out], device=dyn.device)
         self.noise.apply(out)
 
     def reset(self, env_ids=None) -> None:
@@ -133,6 +133,7 @@ class racer_state(ManagerTermBase):
 
 @wp.kernel
 def gate_frames_kernel(
+    num: int,
     pos_w: wp.array(dtype=wp.vec3f),
     quat_w: wp.array(dtype=wp.quatf),
     origin: wp.array(dtype=wp.vec3f),
@@ -144,8 +145,7 @@ def gate_frames_kernel(
     cp_count: wp.array(dtype=wp.int32),
     cp_closed: wp.array(dtype=wp.int32),
     next_index: wp.array(dtype=wp.int32),
-    num: int,
-    out: wp.array2d(dtype=wp.float32),
+    obs_out: wp.array2d(dtype=wp.float32),
 ):
     """Per gate ``next + i``: centre in the body frame (3), its normal (direction of passage) in
     the body frame (3), opening half width and half height [m] (2). Indexing as
@@ -154,7 +154,7 @@ def gate_frames_kernel(
     n = wp.min(cp_count[e], cp_pos.shape[1])
     if valid[e] == 0 or n <= 0:
         for j in range(num * 8):
-            out[e, j] = 0.0
+            obs_out[e, j] = 0.0
         return
     p = pos_w[e] - origin[e]
     q = quat_w[e]
@@ -169,10 +169,10 @@ def gate_frames_kernel(
         nn = wp.quat_rotate_inv(q, cp_normal[e, k])
         b = i * 8
         for j in range(3):
-            out[e, b + j] = c[j]
-            out[e, b + 3 + j] = nn[j]
-        out[e, b + 6] = cp_hw[e, k]
-        out[e, b + 7] = cp_hh[e, k]
+            obs_out[e, b + j] = c[j]
+            obs_out[e, b + 3 + j] = nn[j]
+        obs_out[e, b + 6] = cp_hw[e, k]
+        obs_out[e, b + 7] = cp_hh[e, k]
 
 
 class gate_frames(next_checkpoints):
@@ -203,15 +203,15 @@ class gate_frames(next_checkpoints):
         cp = ec.course.checkpoints
         if corners:
             wp.launch(next_checkpoints_kernel, dim=ec.num_envs,
-                      inputs=[ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos, cp.normal,
-                              cp.half_width, cp.half_height, cp.count, cp.closed, ec.course.progress.next_index,
-                              int(num), 1],
+                      inputs=[int(num), 1, ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos,
+                              cp.normal, cp.half_width, cp.half_height, cp.count, cp.closed,
+                              ec.course.progress.next_index],
                       outputs=[out], device=ec.device)
         else:
             wp.launch(gate_frames_kernel, dim=ec.num_envs,
-                      inputs=[ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos, cp.normal,
-                              cp.half_width, cp.half_height, cp.count, cp.closed, ec.course.progress.next_index,
-                              int(num)],
+                      inputs=[int(num), ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos,
+                              cp.normal, cp.half_width, cp.half_height, cp.count, cp.closed,
+                              ec.course.progress.next_index],
                       outputs=[out], device=ec.device)
         self.noise.apply(out)
 

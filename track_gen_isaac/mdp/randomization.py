@@ -79,9 +79,7 @@ def check_ranges(**ranges) -> dict:
 
 @wp.kernel
 def randomize_quadrotor_kernel(
-    mask: wp.array(dtype=wp.bool),
     seed: int,
-    draws: wp.array(dtype=wp.int32),
     mass0: float,
     inertia0: wp.vec3f,
     dt: float,
@@ -93,39 +91,41 @@ def randomize_quadrotor_kernel(
     r_drag: wp.vec2f,
     lat_lo: int,
     lat_hi: int,
-    mass: wp.array2d(dtype=wp.float32),
-    inertia: wp.array3d(dtype=wp.float32),
-    thrust_scale: wp.array(dtype=wp.float32),
-    torque_scale: wp.array(dtype=wp.float32),
-    tau: wp.array(dtype=wp.float32),
-    alpha: wp.array(dtype=wp.float32),
-    drag: wp.array(dtype=wp.vec3f),
-    delay: wp.array(dtype=wp.int32),
+    mask: wp.array(dtype=wp.bool),
+    draws_out: wp.array(dtype=wp.int32),
+    mass_out: wp.array2d(dtype=wp.float32),
+    inertia_out: wp.array3d(dtype=wp.float32),
+    thrust_scale_out: wp.array(dtype=wp.float32),
+    torque_scale_out: wp.array(dtype=wp.float32),
+    tau_out: wp.array(dtype=wp.float32),
+    alpha_out: wp.array(dtype=wp.float32),
+    drag_out: wp.array(dtype=wp.vec3f),
+    delay_out: wp.array(dtype=wp.int32),
 ):
     """Masked envs: one draw of every parameter (uniform in its range; latency uniform over the
     integers lo..hi), keyed by (seed, env, draws[env]); draws[env] += 1."""
     i = wp.tid()
     if not mask[i]:
         return
-    s = wp.rand_init(seed + i * 7919, draws[i] * 16)
-    draws[i] = draws[i] + 1
-    mass[i, 0] = mass0 * (r_mass[0] + (r_mass[1] - r_mass[0]) * wp.randf(s))
+    s = wp.rand_init(seed + i * 7919, draws_out[i] * 16)
+    draws_out[i] = draws_out[i] + 1
+    mass_out[i, 0] = mass0 * (r_mass[0] + (r_mass[1] - r_mass[0]) * wp.randf(s))
     for j in range(3):
-        inertia[i, 0, 4 * j] = inertia0[j] * (r_inertia[0] + (r_inertia[1] - r_inertia[0]) * wp.randf(s))
-    thrust_scale[i] = r_thrust[0] + (r_thrust[1] - r_thrust[0]) * wp.randf(s)
-    torque_scale[i] = r_torque[0] + (r_torque[1] - r_torque[0]) * wp.randf(s)
+        inertia_out[i, 0, 4 * j] = inertia0[j] * (r_inertia[0] + (r_inertia[1] - r_inertia[0]) * wp.randf(s))
+    thrust_scale_out[i] = r_thrust[0] + (r_thrust[1] - r_thrust[0]) * wp.randf(s)
+    torque_scale_out[i] = r_torque[0] + (r_torque[1] - r_torque[0]) * wp.randf(s)
     t = r_tau[0] + (r_tau[1] - r_tau[0]) * wp.randf(s)
-    tau[i] = t
+    tau_out[i] = t
     a = float(1.0)
     if t > 0.0:
         a = 1.0 - wp.exp(-dt / t)
-    alpha[i] = a
+    alpha_out[i] = a
     dx = r_drag[0] + (r_drag[1] - r_drag[0]) * wp.randf(s)
     dy = r_drag[0] + (r_drag[1] - r_drag[0]) * wp.randf(s)
     dz = r_drag[0] + (r_drag[1] - r_drag[0]) * wp.randf(s)
-    drag[i] = wp.vec3f(dx, dy, dz)
+    drag_out[i] = wp.vec3f(dx, dy, dz)
     k = lat_lo + int(wp.randf(s) * float(lat_hi - lat_lo + 1))
-    delay[i] = wp.min(k, lat_hi)
+    delay_out[i] = wp.min(k, lat_hi)
 
 
 def _flush_model_changes() -> None:
@@ -188,12 +188,12 @@ class randomize_quadrotor(ManagerTermBase):
         r = self.ranges
         v2 = lambda k: wp.vec2f(float(r[k][0]), float(r[k][1]))  # noqa: E731
         wp.launch(randomize_quadrotor_kernel, dim=dyn.num_envs,
-                  inputs=[env_mask, self.seed, self.draws, float(m.mass), wp.vec3f(*m.inertia),
-                          float(self._env.physics_dt), v2("mass_scale"), v2("inertia_scale"), v2("thrust_scale"),
-                          v2("torque_scale"), v2("motor_time_constant"), v2("linear_drag"),
-                          int(r["latency"][0]), int(r["latency"][1])],
-                  outputs=[self.mass, self.inertia, dyn.thrust_scale, dyn.torque_scale, self.tau, dyn.alpha_env,
-                           dyn.drag, dyn.delay], device=dyn.device)
+                  inputs=[self.seed, float(m.mass), wp.vec3f(*m.inertia), float(self._env.physics_dt),
+                          v2("mass_scale"), v2("inertia_scale"), v2("thrust_scale"), v2("torque_scale"),
+                          v2("motor_time_constant"), v2("linear_drag"), int(r["latency"][0]), int(r["latency"][1]),
+                          env_mask],
+                  outputs=[self.draws, self.mass, self.inertia, dyn.thrust_scale, dyn.torque_scale, self.tau,
+                           dyn.alpha_env, dyn.drag, dyn.delay], device=dyn.device)
         asset = self._env.scene[self._asset_name]
         asset.set_masses_mask(masses=self.mass, env_mask=env_mask)
         asset.set_inertias_mask(inertias=self.inertia, env_mask=env_mask)

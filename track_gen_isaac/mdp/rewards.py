@@ -22,13 +22,14 @@ wp.set_module_options({"enable_backward": False})
 
 
 @wp.kernel
-def copy_float_kernel(src: wp.array(dtype=wp.float32), clip: float, use_clip: int, out: wp.array(dtype=wp.float32)):
+def copy_float_kernel(clip: float, use_clip: int, src: wp.array(dtype=wp.float32),
+                      reward_out: wp.array(dtype=wp.float32)):
     """out = src, clamped to [-clip, clip] with ``use_clip`` (NaN stays NaN, as ``torch.clamp``)."""
     e = wp.tid()
     v = src[e]
     if use_clip != 0 and not wp.isnan(v):
         v = wp.clamp(v, -clip, clip)
-    out[e] = v
+    reward_out[e] = v
 
 
 class progress_delta(CourseTerm):
@@ -42,7 +43,7 @@ class progress_delta(CourseTerm):
     def launch(self, out, clip=None):
         ec = self.ec
         wp.launch(copy_float_kernel, dim=ec.num_envs,
-                  inputs=[self.read().events.delta, float(clip or 0.0), int(clip is not None)],
+                  inputs=[float(clip or 0.0), int(clip is not None), self.read().events.delta],
                   outputs=[out], device=ec.device)
 
     def __call__(self, env, course_name: str = "course", clip: float | None = None):
@@ -50,14 +51,14 @@ class progress_delta(CourseTerm):
 
 
 @wp.kernel
-def rate_kernel(src: wp.array(dtype=wp.float32), inv_dt: float, clip: float, use_clip: int,
-                out: wp.array(dtype=wp.float32)):
+def rate_kernel(inv_dt: float, clip: float, use_clip: int, src: wp.array(dtype=wp.float32),
+                reward_out: wp.array(dtype=wp.float32)):
     """out = src / dt, clamped to [-clip, clip] with ``use_clip`` (NaN stays NaN)."""
     e = wp.tid()
     v = src[e] * inv_dt
     if use_clip != 0 and not wp.isnan(v):
         v = wp.clamp(v, -clip, clip)
-    out[e] = v
+    reward_out[e] = v
 
 
 class progress_rate(CourseTerm):
@@ -78,7 +79,7 @@ class progress_rate(CourseTerm):
     def launch(self, out, clip=None):
         ec = self.ec
         wp.launch(rate_kernel, dim=ec.num_envs,
-                  inputs=[self.read().events.delta, self._inv_dt, float(clip or 0.0), int(clip is not None)],
+                  inputs=[self._inv_dt, float(clip or 0.0), int(clip is not None), self.read().events.delta],
                   outputs=[out], device=ec.device)
 
     def __call__(self, env, course_name: str = "course", clip: float | None = None):
@@ -86,9 +87,9 @@ class progress_rate(CourseTerm):
 
 
 @wp.kernel
-def int_to_float_kernel(src: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.float32)):
+def int_to_float_kernel(src: wp.array(dtype=wp.int32), reward_out: wp.array(dtype=wp.float32)):
     e = wp.tid()
-    out[e] = float(src[e])
+    reward_out[e] = float(src[e])
 
 
 class _event_count(CourseTerm):
@@ -129,7 +130,7 @@ class collision_penalty(CourseTerm):
         ec = self.ec
         c = self.read().contacts
         if depth:
-            wp.launch(copy_float_kernel, dim=ec.num_envs, inputs=[c.depth, 0.0, 0], outputs=[out], device=ec.device)
+            wp.launch(copy_float_kernel, dim=ec.num_envs, inputs=[0.0, 0, c.depth], outputs=[out], device=ec.device)
         else:
             wp.launch(int_to_float_kernel, dim=ec.num_envs, inputs=[c.hit], outputs=[out], device=ec.device)
 
@@ -138,13 +139,13 @@ class collision_penalty(CourseTerm):
 
 
 @wp.kernel
-def clearance_kernel(clearance: wp.array(dtype=wp.float32), inv_margin: float, out: wp.array(dtype=wp.float32)):
+def clearance_kernel(inv_margin: float, clearance: wp.array(dtype=wp.float32), reward_out: wp.array(dtype=wp.float32)):
     """out = clamp(1 - clearance / margin, 0, 1); a non-finite clearance (non-finite pose) reads 1."""
     e = wp.tid()
     v = 1.0 - clearance[e] * inv_margin
     if wp.isnan(v):
         v = 1.0
-    out[e] = wp.clamp(v, 0.0, 1.0)
+    reward_out[e] = wp.clamp(v, 0.0, 1.0)
 
 
 class clearance_penalty(CourseTerm):
@@ -163,7 +164,7 @@ class clearance_penalty(CourseTerm):
 
     def launch(self, out, margin=0.2):
         ec = self.ec
-        wp.launch(clearance_kernel, dim=ec.num_envs, inputs=[self.read().contacts.clearance, 1.0 / float(margin)],
+        wp.launch(clearance_kernel, dim=ec.num_envs, inputs=[1.0 / float(margin), self.read().contacts.clearance],
                   outputs=[out], device=ec.device)
 
     def __call__(self, env, course_name: str = "course", margin: float = 0.2):

@@ -20,10 +20,10 @@ wp.set_module_options({"enable_backward": False})
 
 
 @wp.kernel
-def int_at_least_kernel(src: wp.array(dtype=wp.int32), k: int, out: wp.array(dtype=wp.bool)):
+def int_at_least_kernel(k: int, src: wp.array(dtype=wp.int32), done_out: wp.array(dtype=wp.bool)):
     """out = src >= k (k = 1: the 0 / 1 flags of the course's events and contacts)."""
     e = wp.tid()
-    out[e] = src[e] >= k
+    done_out[e] = src[e] >= k
 
 
 class _at_least(CourseTerm):
@@ -35,14 +35,14 @@ class _at_least(CourseTerm):
     def launch(self, out, k=1):
         ec = self.ec
         src = getattr(getattr(self.read(), self.group), self.field)
-        wp.launch(int_at_least_kernel, dim=ec.num_envs, inputs=[src, int(k)], outputs=[out], device=ec.device)
+        wp.launch(int_at_least_kernel, dim=ec.num_envs, inputs=[int(k), src], outputs=[out], device=ec.device)
 
 
 @wp.kernel
-def any_hit_kernel(a: wp.array(dtype=wp.int32), b: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.bool)):
+def any_hit_kernel(a: wp.array(dtype=wp.int32), b: wp.array(dtype=wp.int32), done_out: wp.array(dtype=wp.bool)):
     """out = a >= 1 or b >= 1 (the course's own contacts, or a pole obstacle's)."""
     e = wp.tid()
-    out[e] = a[e] >= 1 or b[e] >= 1
+    done_out[e] = a[e] >= 1 or b[e] >= 1
 
 
 class collided(_at_least):
@@ -60,7 +60,7 @@ class collided(_at_least):
         ec = self.ec
         res = self.read()  # once: in the warp runtime the owner term's read steps the course
         if "obstacles" not in res:
-            wp.launch(int_at_least_kernel, dim=ec.num_envs, inputs=[res.contacts.hit, int(k)], outputs=[out],
+            wp.launch(int_at_least_kernel, dim=ec.num_envs, inputs=[int(k), res.contacts.hit], outputs=[out],
                       device=ec.device)
             return
         wp.launch(any_hit_kernel, dim=ec.num_envs, inputs=[res.contacts.hit, res["obstacles"].hit], outputs=[out],
@@ -106,9 +106,9 @@ class gate_missed(_at_least):
 
 
 @wp.kernel
-def int_is_zero_kernel(src: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.bool)):
+def int_is_zero_kernel(src: wp.array(dtype=wp.int32), done_out: wp.array(dtype=wp.bool)):
     e = wp.tid()
-    out[e] = src[e] == 0
+    done_out[e] = src[e] == 0
 
 
 class invalid_course(CourseTerm):
