@@ -429,3 +429,33 @@ def frames_kernel(
     thickness_out[e] = thickness[e]
     for g in range(max_gates):
         normal[e, g] = wp.vec3f(wp.cos(yaw[e, g]), wp.sin(yaw[e, g]), 0.0)
+
+
+# The stream of the ground-start draw: apart from the layout's, so a share of 0 changes no course.
+GROUND_START_STREAM = wp.constant((1 << 20) + 1)
+
+
+@wp.kernel
+def ground_start_kernel(
+    # parameters
+    key: int,
+    ground_start: wp.array(dtype=wp.float32),
+    # inputs
+    active: wp.array(dtype=wp.int32),
+    seeds: wp.array(dtype=wp.int32),
+    generation: wp.array(dtype=wp.int32),
+    # outputs
+    start_pos_out: wp.array(dtype=wp.vec3f),
+):
+    """Put env ``e``'s start on the ground (z = 0) with probability ``ground_start[e]`` (a take-off
+    start); its xy and heading stay. One draw per generation, from its own stream."""
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    share = ground_start[e]
+    if share > 0.0:
+        st = stream_state(seeds[e], generation[e], key, GROUND_START_STREAM)
+        if wp.randf(st) < share:
+            p = start_pos_out[e]
+            start_pos_out[e] = wp.vec3f(p[0], p[1], 0.0)
+

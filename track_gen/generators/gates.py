@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import ClassVar, Mapping
+from typing import Any, ClassVar, Mapping
 
 import warp as wp
 
@@ -45,6 +45,8 @@ LAYOUT_PARAMS = {
     "max_climb": ParamSpec(1.5708, lo=0.0, lo_open=True, hi=1.5708,
                            doc="steepest leg (atan2(|dz|, plan length)) [rad]; 1.5708 = no limit"),
     "crossing_clearance": ParamSpec(1.5, lo=0.0, doc="height gap between two legs crossing in plan view [m]"),
+    "ground_start": ParamSpec(0.0, lo=0.0, hi=1.0, doc="share of courses whose start is on the ground (z = 0): "
+                                                         "a take-off; the others start at gate 0's height"),
     # one difficulty knob: each field below is the value at difficulty 1; the field above of the same
     # name (size, min_spacing, ...) is the value at difficulty 0; in between: linear
     "difficulty": ParamSpec(0.0, lo=0.0, hi=1.0, doc="course difficulty in [0, 1] (0: the fields above)"),
@@ -94,6 +96,9 @@ def _launch_layout(ctx):
         + [ctx.valid],
         device=ctx.device,
     )
+    wp.launch(K.ground_start_kernel, dim=ctx.num_envs, inputs=[ctx.key, p("ground_start"), ctx.active, ctx.seeds,
+                                                               ctx.generation],
+              outputs=[ctx.output("start_pos")], device=ctx.device)
 
 
 def _launch_frames(ctx):
@@ -177,6 +182,7 @@ class GateGenConfig:
     max_attempts: int = LAYOUT_PARAMS["max_attempts"].default
     max_climb: float = LAYOUT_PARAMS["max_climb"].default
     crossing_clearance: float = LAYOUT_PARAMS["crossing_clearance"].default
+    ground_start: float = LAYOUT_PARAMS["ground_start"].default
     difficulty: float = LAYOUT_PARAMS["difficulty"].default
     hard_size: float = LAYOUT_PARAMS["hard_size"].default
     hard_min_spacing: float = LAYOUT_PARAMS["hard_min_spacing"].default
@@ -203,6 +209,8 @@ class GateGenConfig:
     obstacle_clearance: float = OBSTACLE_PARAMS["clearance"].default
     obstacle_tries: int = OBSTACLE_PARAMS["tries"].default
     randomize: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    mixture: Mapping[str, tuple[float, Mapping[str, Any]]] = field(default_factory=dict)
+    """per-env mixture of parameter sets (``PipelineSpec.with_mixture``): name -> (weight, {param: value or (lo, hi)})"""
     family: ClassVar[str] = "gates"
 
     def to_spec(self) -> PipelineSpec:
@@ -218,7 +226,8 @@ class GateGenConfig:
             obs["closed"] = lay["closed"]
             stages.append(StageSpec("obstacles", "gates.obstacles", obs))
         spec = PipelineSpec(self.num_envs, self.device, tuple(stages), family="gates")
-        return spec.with_randomize(self.randomize) if self.randomize else spec
+        spec = spec.with_randomize(self.randomize) if self.randomize else spec
+        return spec.with_mixture(self.mixture) if self.mixture else spec
 
     def with_randomize(self, ranges: Mapping[str, tuple[float, float]]) -> "GateGenConfig":
         return dataclasses.replace(self, randomize={**self.randomize, **dict(ranges)})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from track_gen.pipeline.spec import PipelineSpec
 
-__all__ = ["track", "track_from_points", "gates", "gates_real", "REAL_MIXTURE", "gates_from_layouts", "track_from_layouts"]
+__all__ = ["track", "track_from_points", "gates", "gates_real", "gates_real_config", "REAL_MIXTURE", "gates_from_layouts", "track_from_layouts"]
 
 
 def track(num_envs: int, device: str = "cpu", **overrides) -> PipelineSpec:
@@ -46,24 +46,32 @@ REAL_MIXTURE: dict[str, tuple[float, dict]] = {
 }
 
 
+def gates_real_config(**overrides):
+    """The :class:`GateGenConfig` of :func:`gates_real` (for a ``CourseCfg(generator=...)``); ``overrides``
+    are its fields (``mixture=`` replaces :data:`REAL_MIXTURE`)."""
+    from track_gen.generators.gates import GateGenConfig
+
+    base = {"gate_width": 1.0, "closed": False, "min_gates": 3, "max_gates": 12, "max_attempts": 32,
+            "max_climb": 0.9, "hard_max_climb": 0.9, "mixture": REAL_MIXTURE}
+    return GateGenConfig(**{**base, **overrides})
+
+
 def gates_real(num_envs: int, device: str = "cpu", **overrides) -> PipelineSpec:
     """Gate courses at the scales and shapes of real race tracks, mixed per env (:data:`REAL_MIXTURE`).
 
     Each env draws, at every regeneration, one of three kinds of course -- a lab arena (3-6 m,
-    0.35-0.7 m openings, thick frames, gates from 0.4 m up), a hall or field course (9-24 m,
-    0.6-1.7 m openings, climbs and dives up to 6.5 m) or an outdoor sprint (25-60 m, legs up to
-    24 m) -- and within it draws its size, opening, frame, spacing, heights and difficulty (the
-    hard shapes: figure-8s, hairpins, split-S). Courses are one pass (``closed=False``: every real
-    track we know is flown once from a start pose), 3 to 12 gates. No real layout is an input:
-    use :func:`track_gen.layouts.coverage` to check that a layout lies inside it.
+    0.35-0.7 m openings, thick frames, gates from 0.6 m up, pole obstacles), a hall or field course
+    (9-24 m, 0.6-1.7 m openings, climbs and dives up to 7 m) or an outdoor sprint (25-70 m, legs
+    up to 26 m) -- and within it draws its size, opening, frame, spacing, heights and difficulty
+    (the hard shapes: figure-8s, hairpins, split-S); some courses start on the ground (a take-off).
+    Courses are one pass (``closed=False``: every real track we know is flown once from a start
+    pose), 3 to 12 gates. No real layout is an input: :func:`track_gen.layouts.coverage` checks
+    that a layout lies inside the distribution.
 
     ``overrides``: :class:`GateGenConfig` fields (base values for what the mixture leaves alone,
     e.g. ``max_attempts``); ``mixture=`` replaces :data:`REAL_MIXTURE`.
     """
-    mixture = overrides.pop("mixture", REAL_MIXTURE)
-    base = {"gate_width": 1.0, "closed": False, "min_gates": 3, "max_gates": 12, "max_attempts": 32,
-            "max_climb": 0.9, "hard_max_climb": 0.9}
-    return gates(num_envs, device, **{**base, **overrides}).with_mixture(mixture)
+    return gates_real_config(**overrides, num_envs=num_envs, device=device).to_spec()
 
 
 def track_from_points(num_envs: int, device: str = "cpu", control_points: int = 12, **overrides) -> PipelineSpec:
