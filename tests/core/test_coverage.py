@@ -98,6 +98,14 @@ def test_a_built_generator_is_measured_with_its_live_values():
     assert gen.num_envs == 64   # the user's generator is left alone
 
 
+def test_every_shipped_layout_is_covered_by_gates_real():
+    """The generalist's training distribution spans every real layout we ship (none is an input to it)."""
+    spec = presets.gates_real(4096, "cpu")
+    for name, path in L.shipped().items():
+        cov = L.coverage(path, spec)
+        assert cov.covered, str(cov)
+
+
 def test_command_line_prints_one_table_per_file_and_exits_1_when_one_is_not_covered(capsys, tmp_path):
     square_layout().save(tmp_path / "sq.toml")
     rc = layouts_main(["coverage", str(tmp_path / "sq.toml"), str(L.shipped()["lsy_level0"]), "--preset", "gates",
