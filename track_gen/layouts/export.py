@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from track_gen.layouts.types import GateLayout, Poles, TrackLayout
+from track_gen.layouts.types import GateLayout, Poles, TrackLayout, _FieldProblem
 
 __all__ = ["export"]
 
@@ -83,8 +83,14 @@ def export(source: Any, env: int | Sequence[int] | None = 0):
     for e in envs:
         if not 0 <= e < num_envs:
             raise IndexError(f"export: env {e} is outside [0, {num_envs - 1}]; pass an env index of this generator")
-    if hasattr(res, "xy"):
-        out = [_track_layout(gen, res, e) for e in envs]
-    else:
-        out = [_gate_layout(gen, res, e) for e in envs]
+    build = _track_layout if hasattr(res, "xy") else _gate_layout
+    out = []
+    for e in envs:
+        try:
+            out.append(build(gen, res, e))
+        except _FieldProblem as exc:  # a course no layout can hold (NaN, inf, out of range): say which env
+            valid = int(res.valid.numpy()[e])
+            raise type(exc)(exc.field, exc.expected, f"{exc.got} in env {e}'s course (valid = {valid}, status = "
+                            f"{int(res.status.numpy()[e])})", index=exc.index, owner=f"export({_what(gen, res)})",
+                            fix="a layout holds only finite, in-range numbers: export valid envs") from None
     return out[0] if isinstance(env, numbers.Integral) else out

@@ -3,7 +3,9 @@
 A tiny TOML writer for this flat schema (tables of strings, booleans, numbers and arrays of
 numbers): no dependency. Floats are written as the shortest decimal that reads back to the same
 float32 (``0.45``, not ``0.44999998807907104``), so ``load(save(x))`` reproduces every array byte
-for byte; NaN and infinities are written as TOML's ``nan`` / ``inf``.
+for byte (``-0.0`` included). The layout is checked again before it is written (``layout.check()``),
+so an array edited in place to NaN, inf or out of range is refused, never written: a layout file
+holds only finite numbers.
 """
 
 from __future__ import annotations
@@ -23,10 +25,8 @@ CONVENTIONS = {"length_unit": "m", "angle_unit": "rad", "rotation": "extrinsic-x
 
 def _num(x) -> str:
     v = np.float32(x)
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
+    if not math.isfinite(v):  # unreachable after layout.check(); never write what the reader refuses
+        raise ValueError(f"write_layout: {v} is not finite; layout files hold finite numbers only")
     a = abs(float(v))
     if a == 0.0 or 1e-4 <= a < 1e7:
         return np.format_float_positional(v, unique=True, trim="0")
@@ -71,7 +71,8 @@ def _one_or_many(arr) -> str:
 
 
 def layout_text(layout, comment: str = "") -> str:
-    """The file text of a :class:`GateLayout` or :class:`TrackLayout`."""
+    """The file text of a :class:`GateLayout` or :class:`TrackLayout` (checked first: ``layout.check()``)."""
+    layout.check()
     kind = "track" if hasattr(layout, "centerline") else "gates"
     lines = [f"# track_gen course layout, format version {VERSION} (see docs/user-guide/real-tracks.rst)"]
     lines += [f"# {c}".rstrip() for c in comment.splitlines()]
