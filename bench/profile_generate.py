@@ -5,7 +5,7 @@
    parameter resolve, every stage, the commit), for both families.
 2. The band-track centerline kernel split into draw (control points, spline, arc-length
    resampling) and validation: the kernel with ``max_attempts=1`` (every draw is resampled and
-   validated once) against ``track_kernels.track_status`` alone on the same courses, and
+   validated once) against ``track.validity.track_status`` alone on the same courses, and
    ``track_status`` with the overlap test skipped (an impossible ``min_length`` makes it return
    before the pairwise test). The same for gate courses with ``gates_status``.
 3. How many segment pairs the band self-overlap test measures per course, counted with the numpy
@@ -31,8 +31,8 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import warp as wp  # noqa: E402
 
-from track_gen.generators import gate_kernels as GK  # noqa: E402
-from track_gen.generators import track_kernels as TK  # noqa: E402
+from track_gen.generators.gates import validity as GK  # noqa: E402
+from track_gen.generators.track import validity as TK  # noqa: E402
 
 
 @wp.kernel

@@ -17,7 +17,7 @@ import numpy as np
 import warp as wp
 
 import track_gen as tg
-from track_gen.generators.gate_shapes import SHAPE_NAMES
+from track_gen.generators.shapes import SHAPE_NAMES
 from track_gen.pipeline import presets
 from track_gen.plot import draw_gates, draw_track, host_result
 

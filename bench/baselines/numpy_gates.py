@@ -1,11 +1,11 @@
-"""Gate courses in plain numpy, one env at a time: the algorithm of ``gate_kernels.layout_kernel``
+"""Gate courses in plain numpy, one env at a time: the algorithm of ``gates.layout.layout_kernel``
 and ``frames_kernel``, vectorized over the points and gates of one env, looped over envs.
 
 Per attempt (up to ``max_attempts``): polar control points (as a band track), a closed uniform
 cubic B-spline sampled at ``control_points * dense_per_span`` segments, its length (a sprint,
 ``closed=False``, uses the first ``SPRINT_FRACTION`` of the loop), a gate count in [min_gates, max_gates], gates at jittered, evenly spaced arc lengths (the
 dense-polyline walk), random heights, headings along the tangent plus jitter; validation with the
-definitions of ``gate_kernels.gates_status``. Then the start pose and the gate normals.
+definitions of ``gates.validity.gates_status``. Then the start pose and the gate normals.
 
 It does not reproduce the Warp random stream, and it computes in float64.
 """
@@ -23,9 +23,9 @@ SPACING, CROWDED, TURN, BOUNDS, GROUND = 1, 2, 4, 8, 16
 
 
 def _library_sprint_fraction(default: float = 0.8) -> float:
-    """``gate_kernels.SPRINT_FRACTION`` when the library defines it (a sprint's share of the loop)."""
+    """``gates.layout.SPRINT_FRACTION`` when the library defines it (a sprint's share of the loop)."""
     try:
-        from track_gen.generators import gate_kernels
+        from track_gen.generators.gates import layout as gate_kernels
     except ImportError:
         return default
     return float(getattr(gate_kernels, "SPRINT_FRACTION", default))
@@ -77,7 +77,7 @@ def leg_angle(yaw, d):
 def gates_status(pos: np.ndarray, yaw: np.ndarray, closed: bool, size: float, min_spacing: float,
                  max_spacing: float, max_turn: float, outer_half: float, bottom: float) -> int:
     """Failure bits of one course (``pos`` [G, 3], ``yaw`` [G] of its ``G = count`` gates), with the
-    definitions of ``gate_kernels.gates_status`` (0: valid)."""
+    definitions of ``gates.validity.gates_status`` (0: valid)."""
     pos = np.asarray(pos, dtype=np.float64)
     yaw = np.asarray(yaw, dtype=np.float64)
     count = len(pos)

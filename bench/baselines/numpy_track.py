@@ -1,4 +1,4 @@
-"""Band tracks in plain numpy, one env at a time: the algorithm of ``track_kernels.centerline_kernel``
+"""Band tracks in plain numpy, one env at a time: the algorithm of ``track.centerline.centerline_kernel``
 and ``band_kernel``, vectorized over the points of one env, looped over envs.
 
 Same steps as the Warp kernels, per attempt (up to ``max_attempts``):
@@ -9,9 +9,9 @@ Same steps as the Warp kernels, per attempt (up to ``max_attempts``):
 2. A closed uniform cubic B-spline, sampled densely (``dense = K * max(2, ceil(2N / K))`` samples,
    the kernel's count) starting at the flattest knot; arc-length resampling to ``num_points``.
    A draw whose dense spline turns much tighter than allowed is redrawn before resampling when
-   the library does that (``track_kernels.EARLY_REJECT``).
+   the library does that (``track.centerline.EARLY_REJECT``).
 3. The half-width profile.
-4. Validation with the definitions of ``track_kernels.track_status``: length, band inside the
+4. Validation with the definitions of ``track.validity.track_status``: length, band inside the
    square, turn radius, degenerate points, band self-overlap (same chunked bounding-box culling,
    same gap rule, same segment-segment distance).
 
@@ -57,14 +57,14 @@ class TrackParams:
     @classmethod
     def from_config(cls, cfg) -> "TrackParams":
         """From a ``TrackGenConfig`` (or anything with the same attribute names); ``early_reject``
-        follows ``track_kernels.EARLY_REJECT`` when the library defines it."""
+        follows ``track.centerline.EARLY_REJECT`` when the library defines it."""
         fields = [f for f in cls.__dataclass_fields__ if f != "early_reject"]
         return cls(**{f: getattr(cfg, f) for f in fields}, early_reject=library_early_reject())
 
 
 def library_early_reject() -> float | None:
     try:
-        from track_gen.generators import track_kernels
+        from track_gen.generators.track import centerline as track_kernels
     except ImportError:
         return None
     value = getattr(track_kernels, "EARLY_REJECT", None)
@@ -126,7 +126,7 @@ def seg_seg_dist(a0, a1, b0, b1):
 def track_status(xy: np.ndarray, hw: np.ndarray, size: float, min_turn_radius: float, clearance: float,
                  min_length: float, max_length: float) -> int:
     """Failure bits of one closed centerline ``xy`` [N, 2] with half widths ``hw`` [N]
-    (the definitions of ``track_kernels.track_status``; 0: valid)."""
+    (the definitions of ``track.validity.track_status``; 0: valid)."""
     xy = np.asarray(xy, dtype=np.float64)
     hw = np.asarray(hw, dtype=np.float64)
     n = len(xy)

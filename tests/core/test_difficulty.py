@@ -12,7 +12,7 @@ import pytest
 import warp as wp
 
 import track_gen as tg
-from track_gen.generators.gate_column import column_status
+from track_gen.generators.gates.column import column_status
 from track_gen.pipeline import presets
 
 from .reference import gate_violations, track_violations

@@ -292,7 +292,8 @@ def test_param_values_are_the_per_env_draws():
 
 # -- one copy of each fact (issue 11) ------------------------------------------------------------
 def test_kernel_status_bits_are_the_status_flags():
-    from track_gen.generators import gate_kernels, track_kernels
+    from track_gen.generators.gates import bits as gate_kernels
+    from track_gen.generators.track import bits as track_kernels
 
     for flag in tg.TrackStatus:
         if flag:

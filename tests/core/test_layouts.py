@@ -14,7 +14,7 @@ import track_gen as tg
 from track_gen import layouts as L
 from track_gen.capture import strict
 from track_gen.course import Course
-from track_gen.generators.layout_source import LayoutWarning
+from track_gen.generators.layouts import LayoutWarning
 from track_gen.pipeline import presets
 
 # lsy_drone_racing config/level0.toml @ eb891d061cea7bb881b969784a6bdd953c0d4720 (its [env] and [env.track] part)

@@ -3,6 +3,10 @@
 A uniform cubic B-spline lies inside the convex hull of its control points (so a course drawn
 from points inside a disc stays inside it) and is C2 (its curvature is continuous). Closed
 curves wrap the control index; open curves clamp it, repeating the end points.
+
+Both families place points at arc lengths along a closed spline's dense polyline (``per_span``
+samples per span) with one walk: :func:`walk_start` at a knot, then :func:`walk_to` for each
+increasing target and :func:`walk_point` there (band-track resampling, gate placement).
 """
 
 from __future__ import annotations
@@ -73,6 +77,54 @@ def closed_length(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, per_span
             total += wp.length(q - p)
             p = q
     return total
+
+
+@wp.func
+def walk_start(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, k: int, inv: float):
+    """The arc walk's state at knot ``k`` of a closed curve (``inv`` = 1 / samples per span): the
+    span's coefficients, the segment's two ends and its length."""
+    q8 = span_coeffs(ctrl, e, count, 1, k)
+    pa = span_point(q8, 0.0)
+    pb = span_point(q8, inv)
+    return q8, pa, pb, wp.length(pb - pa)
+
+
+@wp.func
+def walk_to(ctrl: wp.array2d(dtype=wp.vec2f), e: int, count: int, per_span: int, inv: float, dense: int,
+            target: float, k0: int, sub0: int, q80: vec8, pa0: wp.vec2f, pb0: wp.vec2f, seg0: float, acc0: float,
+            m0: int):
+    """Advance the walk (span ``k``, sample ``sub`` in it, coefficients ``q8``, segment ``pa -> pb`` of
+    length ``seg`` starting at arc length ``acc``, segment index ``m`` < ``dense``) to the segment
+    holding arc length ``target`` (or the last one); returns the new state in the same order."""
+    k = int(k0)
+    sub = int(sub0)
+    q8 = vec8(q80)
+    pa = wp.vec2f(pa0)
+    pb = wp.vec2f(pb0)
+    seg = float(seg0)
+    acc = float(acc0)
+    m = int(m0)
+    while acc + seg < target and m < dense - 1:
+        acc += seg
+        m += 1
+        pa = pb
+        sub += 1
+        if sub > per_span:
+            sub = 1
+            k = (k + 1) % count
+            q8 = span_coeffs(ctrl, e, count, 1, k)
+        pb = span_point(q8, float(sub) * inv)
+        seg = wp.length(pb - pa)
+    return k, sub, q8, pa, pb, seg, acc, m
+
+
+@wp.func
+def walk_point(pa: wp.vec2f, pb: wp.vec2f, seg: float, acc: float, target: float) -> wp.vec2f:
+    """The point at arc length ``target`` on the walk's segment ``pa -> pb`` (clamped to it)."""
+    f = float(0.0)
+    if seg > 0.0:
+        f = wp.clamp((target - acc) / seg, 0.0, 1.0)
+    return pa + (pb - pa) * f
 
 
 #: a dense turn whose radius is below this many ``min_radius`` marks its span as near-tight

@@ -1,7 +1,8 @@
 """Why a draw failed: the bits of ``result.status`` (0 is a valid course), one definition each.
 
 The kernels OR these bits together through ``wp.constant`` copies derived from the flags here
-(``track_kernels.LENGTH = wp.constant(int(TrackStatus.LENGTH))``...), so a value lives only here.
+(:mod:`track.bits`, :mod:`gates.bits`: ``LENGTH = wp.constant(int(TrackStatus.LENGTH))``...), so
+a value lives only here.
 """
 
 from __future__ import annotations

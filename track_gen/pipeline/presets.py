@@ -115,7 +115,7 @@ def gates_from_layouts(layouts, num_envs: int, device: str = "cpu", **overrides)
     ``max_spacing``, ``max_turn``; capacities ``max_gates`` (default: the most gates of a layout),
     ``max_obstacles``; ``max_attempts`` -- and ``randomize={name: (lo, hi)}``.
     """
-    from track_gen.generators.layout_specs import gates_spec
+    from track_gen.generators.layouts.specs import gates_spec
 
     return gates_spec(layouts, num_envs, device, **overrides)
 
@@ -130,6 +130,6 @@ def track_from_layouts(layouts, num_envs: int, device: str = "cpu", **overrides)
     ``clearance``, ``min_length``, ``max_length``, ``num_points``, ``max_attempts``, ``assign``,
     ``randomize``. Layouts with heights add an ``elevation`` stage (the heights as they are).
     """
-    from track_gen.generators.layout_specs import track_spec
+    from track_gen.generators.layouts.specs import track_spec
 
     return track_spec(layouts, num_envs, device, **overrides)

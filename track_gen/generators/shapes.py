@@ -1,10 +1,12 @@
-"""Course shapes beyond the star-shaped loop: control points of a figure-8 and of a thin (hairpin)
-loop, the difficulty's shape draw, and the split-S (stacked pair) conversion. Warp functions the
-gate and band-track kernels call, one thread per env.
+"""Course shapes, shared by both families: control points of the star-shaped loop, a figure-8 and
+thin (hairpin) loops, the difficulty's shape draw, and the split-S (stacked pair) conversion.
+Warp functions the gate and band-track kernels call, one thread per env.
 
 Every shape fits its control points in the square of half side ``inner`` (a uniform cubic
 B-spline stays inside the hull of its control points, so the whole curve does), then the
-validators decide whether a draw is kept.
+validators decide whether a draw is kept. Warp passes a random state to a ``wp.func`` by value:
+the draws return the advanced state, which the kernel carries on with, so the stream is the same
+as with the code inlined.
 """
 
 from __future__ import annotations
@@ -52,6 +54,27 @@ def draw_shape(u: float, d: float, figure8_share: float, hairpin_share: float, s
         if allow_split == 0:
             s = HAIRPIN
     return s
+
+
+@wp.func
+def draw_loop(ctrl: wp.array2d(dtype=wp.vec2f), e: int, st: wp.uint32, num_ctrl: int, angle_jitter: float,
+              radius_min: float, radius_max: float, inner: float) -> wp.uint32:
+    """Env ``e``'s star-shaped loop: jittered, evenly spaced angles from a random start, each point at a
+    random fraction of the largest radius that keeps it in the square of half side ``inner``; a random
+    direction. Returns the advanced random state."""
+    a0 = TWO_PI * wp.randf(st)
+    reverse = wp.randf(st) < 0.5
+    for k in range(num_ctrl):
+        theta = a0 + TWO_PI * (float(k) + angle_jitter * (2.0 * wp.randf(st) - 1.0)) / float(num_ctrl)
+        c = wp.cos(theta)
+        s = wp.sin(theta)
+        frac = radius_min + (radius_max - radius_min) * wp.randf(st)
+        q = wp.vec2f(c, s) * (frac * inner / wp.max(wp.abs(c), wp.abs(s)))
+        idx = k
+        if reverse:
+            idx = num_ctrl - 1 - k
+        ctrl[e, idx] = q
+    return st
 
 
 @wp.func

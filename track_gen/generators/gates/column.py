@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import warp as wp
 
-from track_gen.generators.status import GateStatus
+from track_gen.generators.gates.bits import COLUMN
 
 __all__ = ["COLUMN", "PIECES", "column_status"]
 
-COLUMN = wp.constant(int(GateStatus.COLUMN))
 #: pieces per leg of the conservative test
 PIECES = wp.constant(16)
 

@@ -13,7 +13,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from track_gen.generators.layout_source import GATE_PARAMS, TRACK_PARAMS, LayoutStageSpec, resample_closed
+from track_gen.generators.layouts.gates import GATE_PARAMS
+from track_gen.generators.layouts.source import LayoutStageSpec
+from track_gen.generators.layouts.track import TRACK_PARAMS, resample_closed
 from track_gen.layouts import GateLayout, TrackLayout, load_all
 from track_gen.pipeline.spec import PipelineSpec, StageSpec
 
