@@ -24,6 +24,11 @@ from track_gen.rng import stream_state
 
 __all__ = ["CENTERLINE_PARAMS", "EARLY_REJECT", "SHAPE_ONLY", "register_centerline_stages"]
 
+# courses are drawn, never differentiated: no adjoint code (which also lets the shared walk and
+# checks inline into the kernels; with it, the band track regenerates ~40% slower on the CPU)
+wp.set_module_options({"enable_backward": False})
+
+
 # A draw whose dense spline has a turn radius below this fraction of the required one is
 # redrawn before resampling (it would fail the exact TURN check anyway).
 EARLY_REJECT = wp.constant(0.9)

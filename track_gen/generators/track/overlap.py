@@ -33,40 +33,37 @@ def chunks_in_reach(ca: int, cb: int, chunk: int, n: int, gmin: int) -> bool:
 
 
 @wp.func
-def segment_overlaps(xy: wp.array2d(dtype=wp.vec2f), hw: wp.array2d(dtype=wp.float32), e: int, n: int, i: int,
-                     i1: int, j0: int, j1: int, pi0: wp.vec2f, pi1: wp.vec2f, mid_i: wp.vec2f, h: float,
-                     clearance: float, smax: float, fast: bool, far: float, reach_far: float,
-                     skip_scale: float) -> bool:
-    """True when segment ``i`` (``pi0 -> pi1``, midpoint ``mid_i``) and some segment ``j`` in [j0, j1)
-    overlap by the rule of :func:`band_overlaps` (whose prefilter quantities it takes): runs of
-    segments whose midpoints are far (``fast``) are skipped by the distance they must cover."""
-    wi = wp.max(hw[e, i], hw[e, i1])
-    j = int(j0)
-    pj0 = xy[e, j0]
-    while j < j1:
-        jn = j + 1
-        if jn == n:
-            jn = 0
-        pj1 = xy[e, jn]
-        dm = (pj0 + pj1) * 0.5 - mid_i
-        dd = wp.dot(dm, dm)
-        if fast and dd >= far:
-            skip = int(wp.min((wp.sqrt(dd) * 0.9999 - reach_far) * skip_scale, float(n)))
-            if skip > 0:
-                j = j + 1 + skip
-                if j < j1:
-                    pj0 = xy[e, j]
-                continue
-        else:
-            g = wp.min(j - i, n - (j - i))
-            bound = wp.min(wi + wp.max(hw[e, j], hw[e, jn]) + clearance, TWO_OVER_PI * float(g) * h - 2.0 * h)
-            # exact prefilter: segment distance >= midpoint distance - longest segment
-            if bound > 0.0 and dd < (bound + smax) * (bound + smax):
-                if seg_seg_dist(pi0, pi1, pj0, pj1) < bound:
-                    return True
-        pj0 = pj1
-        j += 1
-    return False
+def chunk_box(xy: wp.array2d(dtype=wp.vec2f), e: int, n: int, c: int, chunk: int) -> wp.vec4f:
+    """(min x, min y, max x, max y) of chunk ``c``'s points (its segments' ends, wrapping at ``n``), by
+    plain compare-and-select (the points are finite here: the exact min and max)."""
+    x0 = float(BIG)
+    y0 = float(BIG)
+    x1 = float(-BIG)
+    y1 = float(-BIG)
+    for i in range(c * chunk, wp.min(c * chunk + chunk + 1, n + 1)):
+        ii = i
+        if ii == n:
+            ii = 0
+        q = xy[e, ii]
+        x0 = wp.where(q[0] < x0, q[0], x0)
+        y0 = wp.where(q[1] < y0, q[1], y0)
+        x1 = wp.where(q[0] > x1, q[0], x1)
+        y1 = wp.where(q[1] > y1, q[1], y1)
+    return wp.vec4f(x0, y0, x1, y1)
+
+
+@wp.func
+def midpoint_skips(span: float, reach: float, smax: float):
+    """(whether the midpoint prefilters may run, squared far distance, far distance, skip scale) for
+    coordinates within ``span`` of the origin: the prefilters rely on sums and squares that cannot
+    overflow (coordinates within 1e18)."""
+    far = (reach + smax) * (reach + smax)
+    fast = span <= 1.0e18
+    # the farthest two consecutive midpoints can be apart: half of two segments, plus their rounding
+    step = smax * 1.0001 + span * 1.0e-6
+    # the skip multiplies by this instead of dividing by ``step`` and scaling by 0.9999 (the same two
+    # roundings of the same real quotient: as conservative)
+    return fast, far, wp.sqrt(far) * 1.0001, 0.9999 / step
 
 
 @wp.func
@@ -111,39 +108,16 @@ def band_overlaps(
     lo_y = chunk_vec()
     hi_x = chunk_vec()
     hi_y = chunk_vec()
-    for c in range(nc):
-        x0 = float(BIG)
-        y0 = float(BIG)
-        x1 = float(-BIG)
-        y1 = float(-BIG)
-        for i in range(c * chunk, wp.min(c * chunk + chunk + 1, n + 1)):
-            ii = i
-            if ii == n:
-                ii = 0
-            q = xy[e, ii]
-            # plain compare-and-select (the points are finite here: the exact min and max)
-            x0 = wp.where(q[0] < x0, q[0], x0)
-            y0 = wp.where(q[1] < y0, q[1], y0)
-            x1 = wp.where(q[0] > x1, q[0], x1)
-            y1 = wp.where(q[1] > y1, q[1], y1)
-        lo_x[c] = x0
-        lo_y[c] = y0
-        hi_x[c] = x1
-        hi_y[c] = y1
-    far = (reach + smax) * (reach + smax)
-    # the midpoint prefilters rely on sums and squares that cannot overflow: coordinates within 1e18
-    fast = bool(True)
     span = float(0.0)
     for c in range(nc):
+        box = chunk_box(xy, e, n, c, chunk)
+        lo_x[c] = box[0]
+        lo_y[c] = box[1]
+        hi_x[c] = box[2]
+        hi_y[c] = box[3]
+    for c in range(nc):
         span = wp.max(span, wp.max(wp.max(-lo_x[c], -lo_y[c]), wp.max(hi_x[c], hi_y[c])))
-    if not (span <= 1.0e18):
-        fast = False
-    # the farthest two consecutive midpoints can be apart: half of two segments, plus their rounding
-    step = smax * 1.0001 + span * 1.0e-6
-    # the skip below multiplies by this instead of dividing by ``step`` and scaling by 0.9999 (the same
-    # two roundings of the same real quotient: as conservative)
-    skip_scale = 0.9999 / step
-    reach_far = wp.sqrt(far) * 1.0001
+    fast, far, reach_far, skip_scale = midpoint_skips(span, reach, smax)
     for ca in range(nc):
         for cb in range(ca, nc):
             # no pair of these chunks has its index gap j - i in [gmin, n - gmin]: nothing to test
@@ -169,7 +143,31 @@ def band_overlaps(
                 mid_i = (pi0 + pi1) * 0.5
                 if fast and box_gap_sq(mid_i, lo_b, hi_b) >= far:
                     continue
-                if segment_overlaps(xy, hw, e, n, i, i1, j0, j1, pi0, pi1, mid_i, h, clearance, smax, fast, far,
-                                    reach_far, skip_scale):
-                    return True
+                wi = wp.max(hw[e, i], hw[e, i1])
+                j = j0
+                pj0 = xy[e, j0]
+                while j < j1:
+                    jn = j + 1
+                    if jn == n:
+                        jn = 0
+                    pj1 = xy[e, jn]
+                    dm = (pj0 + pj1) * 0.5 - mid_i
+                    dd = wp.dot(dm, dm)
+                    if fast and dd >= far:
+                        skip = int(wp.min((wp.sqrt(dd) * 0.9999 - reach_far) * skip_scale, float(n)))
+                        if skip > 0:
+                            j = j + 1 + skip
+                            if j < j1:
+                                pj0 = xy[e, j]
+                            continue
+                    else:
+                        g = wp.min(j - i, n - (j - i))
+                        bound = wp.min(wi + wp.max(hw[e, j], hw[e, jn]) + clearance,
+                                       TWO_OVER_PI * float(g) * h - 2.0 * h)
+                        # exact prefilter: segment distance >= midpoint distance - longest segment
+                        if bound > 0.0 and dd < (bound + smax) * (bound + smax):
+                            if seg_seg_dist(pi0, pi1, pj0, pj1) < bound:
+                                return True
+                    pj0 = pj1
+                    j += 1
     return False
