@@ -77,6 +77,18 @@ def test_opening_height_is_checked_in_files(tmp_path):
     refused(lsy, r"key 'env\.track\.gate_size\.height' \(line \d+\): expected a size")
 
 
+def test_the_generator_flags_an_opening_of_no_height():
+    """A layout's opening height <= 0 reaching the device (its table edited) is OPENING and valid = 0, as a width
+    <= 0 is: a frame whose bars are thicker than half the opening is not an opening."""
+    g = tg.GateGenerator(presets.gates_from_layouts([level0()], 2, "cpu"), seeds=1)
+    assert g.result.valid.numpy().all()
+    for h in (0.0, -0.2):
+        g.inputs["gates.table_height"].assign(np.full(1, h, np.float32))
+        g.enqueue(advance=True)
+        assert g.result.valid.numpy().tolist() == [0, 0], h
+        assert all(tg.GateStatus(int(s)) & tg.GateStatus.OPENING for s in g.result.status.numpy()), h
+
+
 # -- infinite and huge numbers -----------------------------------------------------------------------
 @pytest.mark.parametrize("value", ["inf", "-inf", "1e39", "1" + "0" * 40, "1" + "0" * 400, "nan", "-nan"],
                          ids=["inf", "-inf", "1e39", "40 digits", "401 digits", "nan", "-nan"])
@@ -100,6 +112,20 @@ def test_a_layout_file_with_an_infinite_width_is_refused_by_the_presets(tmp_path
     p = write(tmp_path, "inf.toml", own_text(tmp_path).replace("width = 0.4", "width = inf"))
     with pytest.raises(L.LayoutFormatError, match=r"inf\.toml: key 'gates\.width'"):
         presets.gates_from_layouts(p, 2, "cpu")
+
+
+@pytest.mark.parametrize("edit", ["width", "start_pos", "pole"])
+def test_a_layout_edited_in_place_is_checked_again_by_the_presets(edit):
+    lay = level0()
+    {"width": lambda: lay.width.fill(np.inf), "start_pos": lambda: lay.start_pos.fill(1e39),
+     "pole": lambda: lay.obstacles.radius.fill(np.nan)}[edit]()
+    field = {"width": r"gates\.width", "start_pos": r"start\.pos", "pole": r"obstacles\.radius"}[edit]
+    with pytest.raises(ValueError, match=rf"gates_from_layouts: layouts\[0\]: .*{field}.*expected"):
+        presets.gates_from_layouts([lay], 2, "cpu")
+    track = L.TrackLayout(ring(4.0), 0.5)
+    track.half_width[3] = np.inf
+    with pytest.raises(ValueError, match=r"track_from_layouts: layouts\[0\]: .*track\.half_width\[3\]"):
+        presets.track_from_layouts([track], 2, "cpu")
 
 
 # -- byte order mark ---------------------------------------------------------------------------------

@@ -131,8 +131,8 @@ def gate_course_status(pos: wp.array2d(dtype=wp.vec3f), yaw: wp.array2d(dtype=wp
     spacing, crowding, turn, climb, crossings, split-S pairs, bounds, ground, opening, finite) plus poles
     clear of every frame (OBSTACLE) and a finite start pose."""
     outer_half = 0.5 * width + thickness
-    if width <= 0.0:
-        outer_half = 0.0  # flags OPENING
+    if width <= 0.0 or height <= 0.0:
+        outer_half = 0.0  # flags OPENING: an opening of no width or no height cannot be passed
     outer_half_h = 0.5 * height + thickness
     status = gates_status(pos, yaw, e, count, closed, size, min_spacing, max_spacing, max_turn, outer_half,
                           outer_half_h, stacked, max_climb, crossing_clearance)

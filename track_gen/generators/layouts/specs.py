@@ -44,6 +44,11 @@ def _collect(layouts: Any, want: type, preset: str, lsy_axis: str | None) -> lis
             other = "track_from_layouts" if isinstance(lay, TrackLayout) else "gates_from_layouts"
             raise TypeError(f"{preset}: {getattr(lay, 'label', lambda: repr(lay))()!r} is a "
                             f"{type(lay).__name__}, not a {want.__name__}; use presets.{other}")
+    for i, lay in enumerate(out):
+        try:
+            lay.check()  # again: an array edited in place since the layout was built (inf, NaN, out of range)
+        except (TypeError, ValueError) as exc:
+            raise (TypeError if isinstance(exc, TypeError) else ValueError)(f"{preset}: layouts[{i}]: {exc}") from None
     return out
 
 
@@ -75,6 +80,9 @@ def _amplitude(name: str, params: Mapping, randomize: Mapping, stage: str) -> fl
 
 def _fit_size(reach: float) -> float:
     """Side of the smallest square centred on the origin holding ``reach``, rounded up to 0.5 m."""
+    if not math.isfinite(reach):
+        raise ValueError(f"size: cannot fit the course square to a reach of {reach} m from the origin (a layout "
+                         "number or a shift that is not finite); fix it, or pass size= explicitly")
     return max(0.5, math.ceil(4.0 * reach * (1.0 + 1e-6)) / 2.0)
 
 
