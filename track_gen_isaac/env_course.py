@@ -223,6 +223,10 @@ class EnvCourse:
         self.pose_yaw = wp.zeros(E, dtype=wp.float32, device=self.device)
         self.pose_index = wp.full(E, -1, dtype=wp.int32, device=self.device)
         self.start_counter = wp.zeros(E, dtype=wp.int32, device=self.device)
+        # place_at_start_or_checkpoint's split of a reset: its draw counter and the two masks
+        self.split_counter = wp.zeros(E, dtype=wp.int32, device=self.device)
+        self.start_mask = wp.zeros(E, dtype=wp.int32, device=self.device)
+        self.checkpoint_mask = wp.zeros(E, dtype=wp.int32, device=self.device)
         self.root_pose = wp.zeros(E, dtype=wp.transformf, device=self.device)
         self.root_velocity = wp.zeros(E, dtype=wp.spatial_vectorf, device=self.device)
         self._buffers: dict[Any, wp.array] = {}

@@ -27,10 +27,11 @@ from datetime import datetime
 from pathlib import Path
 
 from track_gen_isaac.device import default_device
+from track_gen_isaac.task_ids import play_task_of, task_family
 
-__all__ = ["main", "play_task_of", "default_device", "default_iterations"]
+__all__ = ["main", "play_task_of", "default_device", "default_iterations", "task_family"]
 
-DEFAULT_TASK = "TrackGen-Drone-Gates-v0"
+DEFAULT_TASK = "TrackGen-Drone-Gates-Real-v0"
 #: main-job defaults; on 2 CPU cores training takes 6.5 to 11 minutes (README, "Two commands"; override with the flags)
 CPU_DEFAULTS = {"num_envs": 1024, "max_iterations": 500}
 GPU_DEFAULTS = {"num_envs": 4096, "max_iterations": 600}
@@ -38,7 +39,9 @@ GPU_DEFAULTS = {"num_envs": 4096, "max_iterations": 600}
 #: where the shared 500 is not the best one: both racers keep getting faster up to 900 and, with
 #: their crash weight and safety margin, stay as reliable (docs/isaac/drone-racing.rst, seed study;
 #: about 12.5 minutes of training on 2 cores)
-CPU_ITERATIONS = {"Gates-Race": 900, "Gates-Race-Curriculum": 900}
+CPU_ITERATIONS = {"Gates-Race": 900, "Gates-Race-Curriculum": 900, "Gates-Real": 900}
+#: task families whose main job also flies every shipped real layout zero-shot (runs per layout)
+LAYOUT_RUNS = {"Gates-Real": 32}
 
 _FIELDS = {
     "Mean reward": "reward",
@@ -54,22 +57,11 @@ _KV = re.compile(r"^\s*([A-Za-z_/ ]+?):\s+(\S+)")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def play_task_of(task: str) -> str:
-    """The ``-Play-`` variant of a task id (unchanged if it is one already)."""
-    if "-Play-" in task:
-        return task
-    head, sep, ver = task.rpartition("-v")
-    if not sep:
-        raise ValueError(f"task id {task!r}: expected '<name>-v<version>'")
-    return f"{head}-Play-v{ver}"
-
-
 def default_iterations(task: str, device: str) -> int:
     """The main job's iteration budget for ``task`` on ``device`` when ``--max_iterations`` is not given."""
     if device.startswith("cuda"):
         return GPU_DEFAULTS["max_iterations"]
-    family = re.sub(r"^TrackGen-Drone-|(-Warp)?(-Play)?-v\d+$", "", task)
-    return CPU_ITERATIONS.get(family, CPU_DEFAULTS["max_iterations"])
+    return CPU_ITERATIONS.get(task_family(task), CPU_DEFAULTS["max_iterations"])
 
 
 def _progress(line: str, state: dict, what: str = "gates") -> str | None:
@@ -138,9 +130,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip_train", metavar="RUN_DIR", default=None, help="only play and report an existing run")
     ap.add_argument("--eval_courses", type=int, default=64,
                     help="held-out courses of the benchmark suite flown after training (0: skip)")
+    ap.add_argument("--eval_layouts", type=int, default=None,
+                    help="runs per shipped real layout flown zero-shot after training (0: skip; default 32 for the "
+                         "generalist TrackGen-Drone-Gates-Real-v0, else 0)")
     args, extra = ap.parse_known_args(argv)
     # refuse bad sizes before a training run, not after it
-    for flag, lo in (("num_envs", 1), ("max_iterations", 1), ("play_steps", 1), ("play_envs", 1), ("eval_courses", 0)):
+    for flag, lo in (("num_envs", 1), ("max_iterations", 1), ("play_steps", 1), ("play_envs", 1), ("eval_courses", 0),
+                     ("eval_layouts", 0)):
         v = getattr(args, flag)
         if v is not None and v < lo:
             ap.error(f"--{flag}: expected an integer >= {lo}, got {v}")
@@ -196,7 +192,26 @@ def main(argv: list[str] | None = None) -> int:
               f"completion {ev['completion_rate']:.2f} {_ci(ev['completion_rate_ci95'])}, gates per course "
               f"{ev['gates_per_course']:.2f}, lap {_num(ev['lap_time_mean_s'])} s = {_num(ev['lap_time_ratio'])} x the "
               f"minimum-time reference, crash rate {ev['crash_rate']:.2f}; {out}", flush=True)
+    runs = LAYOUT_RUNS.get(task_family(args.task), 0) if args.eval_layouts is None else args.eval_layouts
+    if runs > 0:
+        _fly_layouts(run_dir, runs, device)
     return 0
+
+
+def _fly_layouts(run_dir: Path, runs: int, device: str) -> None:
+    """Every shipped real layout, zero-shot, ``runs`` jittered runs each: one line per layout and
+    ``report/layouts/layouts.md``."""
+    from track_gen.layouts import data_dir
+    from track_gen_isaac.evaluate import evaluate_layouts
+
+    t0 = time.perf_counter()
+    res = evaluate_layouts(run_dir, data_dir(), num_courses=runs, device=device, out=run_dir / "report" / "layouts")
+    for name, ev in res["layouts"].items():
+        print(f"[main] real layout {name} ({runs} runs, zero-shot): completion {ev['completion_rate']:.2f} "
+              f"{_ci(ev['completion_rate_ci95'])}, gates {ev['gates_per_course']:.1f}, pass "
+              f"{_num(ev['first_lap_time_mean_s'])} s = {_num(ev['first_lap_ratio'])} x the minimum-time reference",
+              flush=True)
+    print(f"[main] real layouts in {time.perf_counter() - t0:.0f} s: {res['out']}/layouts.md", flush=True)
 
 
 def _num(x) -> str:

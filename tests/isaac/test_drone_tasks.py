@@ -79,7 +79,8 @@ def test_main_job_iteration_budget_per_task_and_device():
     from track_gen_isaac.main_job import CPU_DEFAULTS, GPU_DEFAULTS, default_iterations
 
     for tid in ("TrackGen-Drone-Gates-Race-v0", "TrackGen-Drone-Gates-Race-Warp-v0", "TrackGen-Drone-Gates-Race-Play-v0",
-                "TrackGen-Drone-Gates-Race-Curriculum-v0", "TrackGen-Drone-Gates-Race-Curriculum-Warp-v0"):
+                "TrackGen-Drone-Gates-Race-Curriculum-v0", "TrackGen-Drone-Gates-Race-Curriculum-Warp-v0",
+                "TrackGen-Drone-Gates-Real-v0", "TrackGen-Drone-Gates-Real-Warp-Play-v0"):
         assert default_iterations(tid, "cpu") == 900
         assert default_iterations(tid, "cuda:0") == GPU_DEFAULTS["max_iterations"]
     # the other families keep the shared budget
@@ -203,17 +204,18 @@ def test_progress_line_reads_the_course_statistics():
 
 
 def test_main_job_trains_plays_and_reports(tmp_path):
-    """`bash scripts/main.sh` in small: 2 iterations of `isaaclab train`, playback, report files."""
+    """`bash scripts/main.sh` in small: 2 iterations of `isaaclab train` of the default task (the
+    generalist), playback, held-out suite, every shipped real layout, report files."""
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     cmd = [sys.executable, "-m", "track_gen_isaac.main_job", "--num_envs", "32", "--max_iterations", "2",
-           "--device", "cpu", "--play_steps", "30", "--play_envs", "4", "--eval_courses", "4"]
+           "--device", "cpu", "--play_steps", "30", "--play_envs", "4", "--eval_courses", "4", "--eval_layouts", "2"]
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[train] iter ")]
     assert [ln.split()[2] for ln in lines] == ["1/2", "2/2"], proc.stdout[-2000:]  # one line per iteration
     assert all(re.search(r"gates/episode (-|\d+\.\d) \| laps/episode (-|\d+\.\d\d) \| progress (-|-?\d+\.\d) m",
                          ln) for ln in lines), lines
-    runs = list((tmp_path / "logs" / "rsl_rl" / "trackgen_drone_gates").iterdir())
+    runs = list((tmp_path / "logs" / "rsl_rl" / "trackgen_drone_real").iterdir())
     assert len(runs) == 1
     run = runs[0]
     assert sorted(p.name for p in run.glob("model_*.pt")), "no checkpoint written"
@@ -222,11 +224,18 @@ def test_main_job_trains_plays_and_reports(tmp_path):
     for name in ("learning_curve.png", "trajectories.png", "summary.json", "summary.md"):
         assert (rep / name).stat().st_size > 0, name
     summary = json.loads((rep / "summary.json").read_text())
-    assert summary["task"] == "TrackGen-Drone-Gates-Play-v0" and summary["checkpoint"].endswith(".pt")
+    assert summary["task"] == "TrackGen-Drone-Gates-Real-Play-v0" and summary["checkpoint"].endswith(".pt")
     assert summary["num_envs"] == 4 and summary["steps"] == 30
     assert set(summary["baselines"]) == {"zero", "random"}
     ev = json.loads((rep / "eval" / "eval.json").read_text())          # the held-out evaluation
     assert set(ev["suites"]) == {"gates-v1"} and ev["suites"]["gates-v1"]["num_courses"] == 4
+    assert ev["suites"]["gates-v1"]["suite"]["task"] == "TrackGen-Drone-Gates-Real-Play-v0"  # the run's own task
     assert "held-out gates-v1" in proc.stdout
+    from track_gen.layouts import shipped
+
+    lay = json.loads((rep / "layouts" / "layouts.json").read_text())   # every shipped layout, zero-shot
+    assert set(lay["layouts"]) == set(shipped()) and lay["num_courses"] == 2
+    assert (rep / "layouts" / "layouts.md").stat().st_size > 0
+    assert sum(ln.startswith("[main] real layout ") for ln in proc.stdout.splitlines()) == len(shipped())
     for key in ("gates_per_episode", "lap_rate", "crash_rate", "env_steps_per_s"):
         assert key in summary

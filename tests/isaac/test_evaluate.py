@@ -206,9 +206,18 @@ def test_errors_name_the_path_and_the_shapes(run, tmp_path):
         evaluate(tmp_path / "empty", "gates-v1")
     with pytest.raises(ValueError, match="unknown suite"):
         evaluate(run, "gates-v9")
-    # a gate checkpoint on the band-track suite: both shapes named, nothing written to the run folder
-    with pytest.raises(ValueError, match=r"takes 44 observations.*has 31 observations"):
+    # a gate checkpoint on the band-track suite: both named, before any env is built
+    with pytest.raises(ValueError, match=r"suite 'track-short-v1' holds band-track courses, but task "
+                                         r"'TrackGen-Drone-Gates-v0' races gate courses"):
         evaluate(run, _short("track-v1", 0.5), num_courses=2, device="cpu")
+    # flown by another task's env (task=): both observation shapes named
+    with pytest.raises(ValueError, match=r"takes 44 observations.*has 50 observations"):
+        evaluate(run, _short("gates-v1", 0.5), num_courses=2, device="cpu", task="TrackGen-Drone-Gates-Race-v0")
+    with pytest.raises(ValueError, match="not an rsl_rl checkpoint"):   # refused before any env is built
+        bogus = tmp_path / "bogus"
+        bogus.mkdir()
+        (bogus / "model_1.pt").write_text("not a checkpoint")
+        evaluate(bogus, "gates-v1")
     assert not (run / "eval").exists()
 
 

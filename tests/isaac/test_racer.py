@@ -201,7 +201,7 @@ def test_play_variant_flies_the_centre_plant():
 def test_ideal_plant_and_overrides():
     from track_gen_isaac.evaluate.rollout import apply_overrides
     from track_gen_isaac.tasks.drone_racer import BODY_OVERRIDES
-    from track_gen_isaac.tasks.race_eval import racer_suite
+    from track_gen_isaac.evaluate.flown import racer_suite
 
     suite = racer_suite("ideal")
     assert suite.task == "TrackGen-Drone-Gates-Race-Play-v0" and suite.env_overrides == {"events.dynamics": None}

@@ -239,6 +239,7 @@ def _sample(
     cp_pos: wp.array2d(dtype=wp.vec3f),
     cp_normal: wp.array2d(dtype=wp.vec3f),
     cp_count: wp.array(dtype=wp.int32),
+    cp_closed: wp.array(dtype=wp.int32),
     start_pos: wp.array(dtype=wp.vec3f),
     start_yaw: wp.array(dtype=wp.float32),
     counter_out: wp.array(dtype=wp.int32),  # read and written: the draws so far
@@ -262,6 +263,8 @@ def _sample(
         pos_out[e] = start_pos[e]
         yaw_out[e] = start_yaw[e]
         return
+    if cp_closed[e] == 0 and n > 1:
+        n = n - 1  # a sprint's last checkpoint is its finish line: a start there would fly nothing
     k = wp.min(int(r0 * float(n)), n - 1)
     nn = cp_normal[e, k]
     lat = unit_lateral(nn)
@@ -280,7 +283,8 @@ def _index_seeds(seeds_out: wp.array(dtype=wp.int32)):
 class CheckpointSampler:
     """Puts a pose at a random checkpoint of each masked env (for random-start resets).
 
-    ``sample`` draws, per masked env, a checkpoint index uniformly in ``[0, count)`` and writes
+    ``sample`` draws, per masked env, a checkpoint index uniformly in ``[0, count)`` (``[0, count - 1)``
+    on a sprint of two or more: its last checkpoint is the finish, nothing is left to fly) and writes
     its centre and heading (the yaw of its normal) into your arrays. Draws are counter based:
     env ``e``'s n-th draw is ``stream_state(seed[e], n, key, 0)`` with the generator's per-env
     seed and a counter per env that this sampler owns and advances on every call for masked envs
@@ -356,7 +360,7 @@ class CheckpointSampler:
         cp = self.checkpoints
         wp.launch(
             _sample, dim=self.num_envs,
-            inputs=[self.key, jl, jv, jy, active, self.seeds, cp.pos, cp.normal, cp.count, self._start_pos,
+            inputs=[self.key, jl, jv, jy, active, self.seeds, cp.pos, cp.normal, cp.count, cp.closed, self._start_pos,
                     self._start_yaw],
             outputs=[self.counter, out_index, out_pos, out_yaw], device=self.device,
         )

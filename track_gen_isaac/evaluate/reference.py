@@ -19,15 +19,19 @@ Two references per course, both for a point mass under the model's thrust limit:
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
+import pickle
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from track_gen.reference.lap import LapReference, VehicleLimits, reference_laps
 from track_gen.reference.path import Openings, PathLapReference, PathOptions, path_reference_laps
 
-__all__ = ["vehicle_limits", "course_references", "project_on_line", "reference_row", "reference_path",
+__all__ = ["vehicle_limits", "course_references", "cache_dir", "project_on_line", "reference_row", "reference_path",
            "path_options", "CourseReference"]
 
 
@@ -76,10 +80,80 @@ def path_options(ec) -> PathOptions:
     return PathOptions(margin=(lat, abs(float(cfg.half_height))), vertical=gates, waypoints_per_leg=1 if gates else 0)
 
 
+def cache_dir() -> Path | None:
+    """Where computed references are kept: ``$TRACK_GEN_CACHE/reference`` (default
+    ``~/.cache/track_gen/reference``); None when ``TRACK_GEN_REFERENCE_CACHE=0`` turns the cache off."""
+    if os.environ.get("TRACK_GEN_REFERENCE_CACHE", "1") == "0":
+        return None
+    root = os.environ.get("TRACK_GEN_CACHE") or str(Path.home() / ".cache" / "track_gen")
+    return Path(root) / "reference"
+
+
+def _code_version() -> str:
+    """A hash of the reference's source: a change to how references are computed empties the cache."""
+    import track_gen.reference as pkg
+
+    h = hashlib.sha256()
+    for f in sorted(Path(pkg.__file__).parent.glob("*.py")) + [Path(__file__)]:
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _key(*parts) -> str:
+    """The cache key of one course's references: every number that goes in, as bytes."""
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(np.ascontiguousarray(p).tobytes() if isinstance(p, np.ndarray) else repr(p).encode())
+        h.update(b"|")
+    return h.hexdigest()
+
+
+def _cached(key: str | None, compute):
+    """``compute()``, or its result stored under ``key`` by an earlier call (pickled numpy; the same
+    numbers, bit for bit). A file that cannot be read is recomputed and rewritten."""
+    root = cache_dir()
+    if key is None or root is None:
+        return compute()
+    path = root / key[:2] / f"{key}.pkl"
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
+        pass
+    value = compute()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)   # atomic: a reader never sees half a file
+    except OSError:
+        pass                    # a read-only home: no cache, same numbers
+    return value
+
+
+def _course_reference(p, loop, s0, finish, start, op, limits, ds, opts) -> CourseReference | None:
+    try:
+        line_ref = reference_laps(p, limits, closed=loop, start_s=s0, finish_s=finish, ds=ds)
+    except ValueError:
+        return None
+    path_ref = None
+    if opts is not None:
+        try:
+            path_ref = path_reference_laps(op, limits, start=start, options=opts, ds=ds)
+        except ValueError:
+            path_ref = None
+    return CourseReference(line_ref, path_ref)
+
+
 def course_references(ec, limits: VehicleLimits, ds: float = 0.05, *,
                       path: bool = True) -> list[CourseReference | None]:
     """One :class:`CourseReference` per env of an ``EnvCourse`` (None for an invalid course);
-    ``path=False`` skips the path optimisation (about 0.2-0.4 s per course on one CPU core)."""
+    ``path=False`` skips the path optimisation (about 0.2-0.4 s per course on one CPU core).
+
+    References are kept on disk (:func:`cache_dir`), keyed by every number of the course that goes
+    in, the vehicle limits, the options and the reference's source code: a held-out suite's
+    courses are computed once, and every later evaluation reads the same numbers back."""
     line = ec.course.course_line.line
     pts, count, closed = line.points.numpy(), line.count.numpy(), line.closed.numpy()
     cps = ec.course.checkpoints
@@ -89,6 +163,7 @@ def course_references(ec, limits: VehicleLimits, ds: float = 0.05, *,
     start = ec.course.result.start_pos.numpy()
     valid = ec.course.result.valid.numpy()
     opts = path_options(ec) if path else None
+    version = _code_version()
     out: list[CourseReference | None] = []
     for e in range(ec.num_envs):
         n, k = int(count[e]), int(cp_n[e])
@@ -99,19 +174,11 @@ def course_references(ec, limits: VehicleLimits, ds: float = 0.05, *,
         loop = bool(closed[e])
         s0 = project_on_line(p, loop, start[e].astype(np.float64))
         finish = float(cp_s[e, k - 1])
-        try:
-            line_ref = reference_laps(p, limits, closed=loop, start_s=s0, finish_s=finish, ds=ds)
-        except ValueError:
-            out.append(None)
-            continue
-        path_ref = None
-        if opts is not None:
-            op = Openings(cp_pos[e, :k], cp_nrm[e, :k], cp_hw[e, :k], cp_hh[e, :k], bool(cp_closed[e]))
-            try:
-                path_ref = path_reference_laps(op, limits, start=start[e].astype(np.float64), options=opts, ds=ds)
-            except ValueError:
-                path_ref = None
-        out.append(CourseReference(line_ref, path_ref))
+        op = Openings(cp_pos[e, :k], cp_nrm[e, :k], cp_hw[e, :k], cp_hh[e, :k], bool(cp_closed[e]))
+        key = _key(version, p, loop, s0, finish, start[e], cp_pos[e, :k], cp_nrm[e, :k], cp_hw[e, :k],
+                   cp_hh[e, :k], bool(cp_closed[e]), limits, ds, opts)
+        out.append(_cached(key, lambda: _course_reference(p, loop, s0, finish, start[e].astype(np.float64), op,
+                                                          limits, ds, opts)))
     return out
 
 

@@ -69,7 +69,10 @@ def build_env(suite: Suite, num_courses: int, device: str):
 
         apply_layout(cfg, suite)
     else:
-        cfg.course.generator = {**dict(cfg.course.generator or {}), **suite.course}
+        gen = cfg.course.generator
+        if suite.courses_of is not None and suite.courses_of != suite.task:  # the suite's own courses
+            gen = load_cfg_from_registry(suite.courses_of, "env_cfg_entry_point").course.generator
+        cfg.course.generator = {**dict(gen or {}), **suite.course}
     cfg.episode_length_s = float(suite.time_limit_s)
     # no course event: the course stays at generation 0 and its progress is never reset, so the
     # events of an episode's last step (the final lap) survive the env's automatic reset
@@ -120,8 +123,8 @@ def load_policy(env, agent, ckpt: Path, task: str):
     if (shapes["obs"], shapes["actions"]) != (obs_dim, act_dim):
         raise ValueError(
             f"checkpoint {ckpt} takes {shapes['obs']} observations and gives {shapes['actions']} actions, but the "
-            f"suite's task {task} has {obs_dim} observations and {act_dim} actions: it was trained on another task "
-            f"(evaluate it on a suite of its own task)")
+            f"flown task {task} has {obs_dim} observations and {act_dim} actions: it was trained on another task "
+            f"(leave task= / --task unset to fly the run's own task)")
     agent.actor.hidden_dims = list(shapes["actor"])  # follow the checkpoint's network
     if shapes["critic"]:
         agent.critic.hidden_dims = list(shapes["critic"])

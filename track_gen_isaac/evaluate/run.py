@@ -21,7 +21,7 @@ from track_gen_isaac.device import default_device
 from track_gen_isaac.evaluate.metrics import BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED, aggregate, course_rows
 from track_gen_isaac.evaluate.suites import Suite, get_suite, training_overlap
 
-__all__ = ["evaluate", "SCHEMA_VERSION"]
+__all__ = ["evaluate", "evaluate_layouts", "resolve_suite", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 
@@ -91,42 +91,66 @@ def _clean(x):
     return x
 
 
+def resolve_suite(ckpt: Path, suite: str | Suite | None = None, *, layout=None, lsy_axis: str | None = None,
+                  task: str | None = None, dynamics: str = "centre") -> Suite:
+    """The suite an evaluation of ``ckpt`` flies: with a task (``task``, else the run's own from its
+    ``run.json``) the suite as that task flies it (:func:`~track_gen_isaac.evaluate.flown.flown_suite`);
+    a run that names no task flies the suite's own task (a layout: the task its kind trains on)."""
+    from track_gen_isaac.evaluate.flown import DYNAMICS, flown_suite, run_task
+
+    if layout is not None and suite is not None:
+        raise ValueError(f"evaluate: pass a suite ({suite!r}) or a layout ({layout!r}), not both")
+    if layout is None and lsy_axis is not None:
+        raise ValueError("evaluate: lsy_axis applies to a layout file; pass layout= too")
+    if dynamics not in DYNAMICS:
+        raise ValueError(f"dynamics: expected one of {DYNAMICS}, got {dynamics!r}")
+    task = task or run_task(ckpt.parent)
+    if task is not None:
+        return flown_suite(task, dynamics, suite=suite, layout=layout, lsy_axis=lsy_axis)
+    if dynamics != "centre":
+        raise ValueError(f"dynamics={dynamics!r}: {ckpt.parent} names no task (no run.json); pass task=")
+    if layout is not None:
+        from track_gen_isaac.evaluate.layout_suite import layout_suite
+
+        return layout_suite(layout, lsy_axis=lsy_axis)
+    return get_suite("gates-v1" if suite is None else suite)
+
+
 def evaluate(checkpoint, suite: str | Suite | None = None, *, layout=None, lsy_axis: str | None = None,
              num_courses: int = 256, out=None, device: str | None = None, baselines: bool = True, ds: float = 0.05,
-             figures: bool = True) -> dict:
+             figures: bool = True, task: str | None = None, dynamics: str = "centre") -> dict:
     """Evaluate ``checkpoint`` (a ``model_<it>.pt`` or a run folder: its newest model) on ``suite``
-    (a name of :data:`~track_gen_isaac.evaluate.suites.SUITES` or a :class:`Suite`; default
-    ``gates-v1``), or on one real ``layout`` file (a suite of one layout, flown ``num_courses``
-    times from its start pose with the gates jittered by its tolerance, named after the layout:
-    :func:`~track_gen_isaac.evaluate.layout_suite.layout_suite`; ``lsy_axis`` for an
-    lsy_drone_racing level file). A layout suite also writes ``paths.png``: every run's path over
-    the layout.
+    (a name of :data:`~track_gen_isaac.evaluate.suites.SUITES` or a :class:`Suite`; default: the
+    task's family suite, ``gates-v1`` for gate tasks), or on one real ``layout`` file (a suite of
+    one layout, flown ``num_courses`` times from its start pose with the gates jittered by its
+    tolerance, named after the layout: :func:`~track_gen_isaac.evaluate.layout_suite.layout_suite`;
+    ``lsy_axis`` for an lsy_drone_racing level file). A layout suite also writes ``paths.png``:
+    every run's path over the layout.
+
+    The env flown is the checkpoint's own task (``task``, else the run's ``run.json``) on the
+    plant ``dynamics`` (``centre``, ``randomized`` or ``ideal``: :mod:`~track_gen_isaac.evaluate.flown`).
 
     Returns the ``eval.json`` dict (``result["suites"][suite]`` holds the aggregates, their
     ``_ci95`` intervals, ``baselines`` and the per-course ``courses`` rows). Raises ValueError for
-    an unknown suite (listing the suites) or a checkpoint of another task (naming both shapes),
-    FileNotFoundError for a missing run folder or model file."""
+    an unknown suite (listing the suites), a checkpoint of another task (naming both shapes) or a
+    layout the task cannot fly (naming both), FileNotFoundError for a missing run folder or model
+    file -- all before any env is built."""
     from track_gen_isaac.evaluate import figures as P
     from track_gen_isaac.evaluate.tables import write_markdown
 
-    if layout is not None:
-        if suite is not None:
-            raise ValueError(f"evaluate: pass a suite ({suite!r}) or a layout ({layout!r}), not both")
-        from track_gen_isaac.evaluate.layout_suite import layout_suite
+    ckpt = _resolve_checkpoint(checkpoint)
+    from track_gen_isaac.evaluate.rollout import checkpoint_shapes
 
-        s = layout_suite(layout, lsy_axis=lsy_axis)
-    else:
-        if lsy_axis is not None:
-            raise ValueError("evaluate: lsy_axis applies to a layout file; pass layout= too")
-        s = get_suite("gates-v1" if suite is None else suite)
+    checkpoint_shapes(ckpt)  # not a checkpoint: refused now, not after the env is built
+    s = resolve_suite(ckpt, suite, layout=layout, lsy_axis=lsy_axis, task=task, dynamics=dynamics)
     if isinstance(num_courses, bool) or not isinstance(num_courses, int) or num_courses < 1:
         raise ValueError(f"num_courses: expected an int >= 1, got {num_courses!r}")
-    ckpt = _resolve_checkpoint(checkpoint)
-    out_dir = Path(out) if out is not None else ckpt.parent / "eval" / s.name
+    tag = s.name if dynamics == "centre" else f"{s.name}-{dynamics}"
+    out_dir = Path(out) if out is not None else ckpt.parent / "eval" / tag
     device = device or default_device()
     overlap = training_overlap(ckpt.parent, s)
     flights, meta, timing = _fly_suite(s, ckpt, num_courses, device, baselines, ds)
-    entry: dict = {"suite": s.to_dict(), "checkpoint": str(ckpt), "num_courses": num_courses}
+    entry: dict = {"suite": s.to_dict(), "checkpoint": str(ckpt), "num_courses": num_courses, "dynamics": dynamics}
     rows = {k: course_rows(f, meta["refs"], s.laps) for k, f in flights.items()}
     entry.update(aggregate(rows["policy"]))
     entry["baselines"] = {k: aggregate(r) for k, r in rows.items() if k != "policy"}
@@ -159,3 +183,51 @@ def evaluate(checkpoint, suite: str | Suite | None = None, *, layout=None, lsy_a
             shutil.rmtree(tmp, ignore_errors=True)
     result["out"] = str(out_dir)
     return result
+
+
+def layout_files(paths) -> list[Path]:
+    """Layout files from files and folders (every ``*.toml`` of a folder, sorted); FileNotFoundError
+    naming a path that is neither, ValueError for a folder with no layout file."""
+    out: list[Path] = []
+    for p in map(Path, [paths] if isinstance(paths, (str, Path)) else paths):
+        if p.is_dir():
+            found = sorted(p.glob("*.toml"))
+            if not found:
+                raise ValueError(f"layout: folder {p} holds no *.toml layout file")
+            out += found
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise FileNotFoundError(f"layout: no such file or folder: {p}")
+    if not out:
+        raise ValueError("layout: no layout file given")
+    return out
+
+
+def evaluate_layouts(checkpoint, layouts, *, num_courses: int = 32, out=None, lsy_axis: str | None = None,
+                     **kwargs) -> dict:
+    """:func:`evaluate` on each layout file of ``layouts`` (files and folders), then one table over
+    them: ``<out>/layouts.json`` and ``layouts.md`` (default ``out``: ``<run folder>/eval``), each
+    layout's own results in ``<out>/<layout name>[-<dynamics>]/``. Every file is read and checked
+    against the task before the first env is built. Returns ``{"layouts": {name: summary}, "out": ...}``."""
+    from track_gen_isaac.evaluate.tables import layout_table
+
+    files = layout_files(layouts)
+    ckpt = _resolve_checkpoint(checkpoint)
+    for f in files:  # every refusal before the first flight
+        resolve_suite(ckpt, layout=f, lsy_axis=lsy_axis, task=kwargs.get("task"),
+                      dynamics=kwargs.get("dynamics", "centre"))
+    root = Path(out) if out is not None else ckpt.parent / "eval"
+    dyn = kwargs.get("dynamics", "centre")
+    summary: dict = {}
+    for f in files:
+        res = evaluate(ckpt, layout=f, lsy_axis=lsy_axis, num_courses=num_courses, **kwargs,
+                       out=root / (f.stem if dyn == "centre" else f"{f.stem}-{dyn}"))
+        name, entry = next(iter(res["suites"].items()))
+        summary[name] = {k: v for k, v in entry.items() if k != "courses"} | {"out": res["out"]}
+    table = {"checkpoint": str(ckpt), "num_courses": num_courses, "dynamics": dyn, "layouts": summary}
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "layouts.json").write_text(json.dumps(_clean(table), indent=1))
+    (root / "layouts.md").write_text(layout_table(table))
+    return {**table, "out": str(root)}
+

@@ -59,6 +59,9 @@ class Suite:
         env_overrides: env-cfg attributes set after the task's cfg is loaded, by dotted path
             (``{"events.dynamics": None}``: fly without the randomization event); ``{}``: the
             task's cfg as registered. For variants of one vehicle, not to move the courses.
+        courses_of: the task whose course generator draws the suite's courses (with ``course``
+            on top), whichever task flies them: a suite's courses stay its own when a task trained
+            on other courses (e.g. the generalist) flies it. None: ``task``'s own generator.
     """
 
     name: str
@@ -71,6 +74,7 @@ class Suite:
     layout: str | None = None
     lsy_axis: str | None = None
     env_overrides: dict = field(default_factory=dict)
+    courses_of: str | None = None
 
     @property
     def family(self) -> str:
@@ -109,11 +113,12 @@ def _plain(value: object) -> object:
 
 
 SUITES: dict[str, Suite] = {s.name: s for s in (
-    Suite("gates-v1", "TrackGen-Drone-Gates-v0", 1_000_000_101,
+    Suite("gates-v1", "TrackGen-Drone-Gates-v0", 1_000_000_101, courses_of="TrackGen-Drone-Gates-v0",
           description="gate loops of 6-10 gates (1 m openings) in a 10 m square, the task's default difficulty"),
-    Suite("track-v1", "TrackGen-Drone-Track-v0", 1_000_000_201,
+    Suite("track-v1", "TrackGen-Drone-Track-v0", 1_000_000_201, courses_of="TrackGen-Drone-Track-v0",
           description="elevated band tracks (0.8 m wide) in a 12 m square, the task's default difficulty"),
     Suite("gates-hard-v1", "TrackGen-Drone-Gates-Curriculum-v0", 1_000_000_111, course={"difficulty": 1.0},
+          courses_of="TrackGen-Drone-Gates-Curriculum-v0",
           description="gate courses at difficulty 1: figure-8s, hairpins, split-S, climbs to 5.5 m, 1-4 poles"),
 )}
 

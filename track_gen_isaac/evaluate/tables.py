@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["write_markdown", "ROWS"]
+__all__ = ["write_markdown", "layout_table", "ROWS"]
 
 #: (label, key, format) of the table rows
 ROWS = [
@@ -80,3 +80,23 @@ def write_markdown(path: Path, result: dict) -> Path:
                      f"{tm['reference_s']:.1f} s.")
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def layout_table(table: dict) -> str:
+    """``layouts.md``: one row per layout (completion, gates, first-pass time and its ratio to the
+    minimum-time reference, crash rate, endings), for an :func:`~track_gen_isaac.evaluate.evaluate_layouts` dict."""
+    lines = [f"# Real layouts, zero-shot: `{table['checkpoint']}`", "",
+             f"{table['num_courses']} runs per layout, each from the layout's start pose with the gates jittered by "
+             f"its tolerance; plant `{table['dynamics']}`. Means with 95% bootstrap intervals; a one-pass layout's "
+             "time is the standing-start pass through every gate, its ratio against the minimum-time reference.", "",
+             "| layout | completion | gates passed | time [s] | reference [s] | ratio | crash rate | endings |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, s in table["layouts"].items():
+        gates = s.get("gates_per_course")
+        lines.append(
+            f"| `{name}` | {_cell(s, 'completion_rate', '{:.2f}')} | {'--' if gates is None else f'{gates:.1f}'} | "
+            f"{_cell(s, 'first_lap_time_mean_s', '{:.2f}')} | {_cell(s, 'reference_first_lap_time_mean_s', '{:.2f}')} | "
+            f"{_cell(s, 'first_lap_ratio', '{:.2f}')} | {_cell(s, 'crash_rate', '{:.2f}')} | "
+            f"{', '.join(f'{k} {v}' for k, v in (s.get('endings') or {}).items())} |")
+    return "\n".join(lines) + "\n"
+

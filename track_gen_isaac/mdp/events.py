@@ -6,9 +6,9 @@ Isaac Lab applies reset events in the order the events cfg declares them, after
 1. :class:`regenerate_course` (or :class:`reset_course` to keep the course): the masked
    regeneration, which also resets every component's per-env state (progress, localizer...)
    of the reset envs;
-2. then :class:`place_at_course_start` or :class:`place_at_checkpoint`: they read the *new*
-   course's start / checkpoints, and ``place_at_checkpoint`` marks the drawn checkpoint as passed
-   in the (already reset) progress state;
+2. then :class:`place_at_course_start`, :class:`place_at_checkpoint` or
+   :class:`place_at_start_or_checkpoint`: they read the *new* course's start / checkpoints, and a
+   checkpoint placement marks the drawn checkpoint as passed in the (already reset) progress state;
 3. after any other event that writes the same entity's root pose (a later one would move the
    robot off the course).
 
@@ -24,11 +24,16 @@ import math
 import warnings
 
 import torch
+import warp as wp
 
+from track_gen.rng import name_key, stream_state
 from track_gen_isaac.env_course import _jitter
 from track_gen_isaac.mdp._base import CourseTerm
 
-__all__ = ["regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint"]
+__all__ = ["regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint",
+           "place_at_start_or_checkpoint", "split_start_kernel"]
+
+_SPLIT_KEY = wp.constant(name_key("place_at_start_or_checkpoint"))
 
 
 class regenerate_course(CourseTerm):
@@ -150,3 +155,68 @@ class place_at_checkpoint(_place):
             self._check_order(env)
         self.ec.checkpoint_poses(self.ec.set_mask(env_ids), jitter)
         self._write(env, env_ids, self.z_of(z_offset))
+
+
+@wp.kernel
+def split_start_kernel(
+    # parameters
+    share: float,
+    # inputs
+    active: wp.array(dtype=wp.int32),
+    seeds: wp.array(dtype=wp.int32),
+    # outputs
+    counter_out: wp.array(dtype=wp.int32),
+    start_out: wp.array(dtype=wp.int32),
+    checkpoint_out: wp.array(dtype=wp.int32),
+):
+    """Split the masked envs: each goes to its course start with probability ``share``, else to a
+    checkpoint. Counter-based draws per env (independent of which other envs reset)."""
+    e = wp.tid()
+    start_out[e] = 0
+    checkpoint_out[e] = 0
+    if active[e] == 0:
+        return
+    c = counter_out[e] + 1
+    counter_out[e] = c
+    if wp.randf(stream_state(seeds[e], c, _SPLIT_KEY, 0)) < share:
+        start_out[e] = 1
+    else:
+        checkpoint_out[e] = 1
+
+
+def check_share(share) -> float:
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= float(share) <= 1.0:
+        raise ValueError(f"start_share: expected a number in [0, 1], got {share!r}")
+    return float(share)
+
+
+class place_at_start_or_checkpoint(_place):
+    """A mix of the two placements: each reset env starts at its course start with probability
+    ``start_share`` (plus ``start_jitter``: a standing start, a take-off where the course starts on
+    the ground) and otherwise on a random checkpoint (plus ``jitter``), as :class:`place_at_course_start`
+    and :class:`place_at_checkpoint` do. Draws are per env and counter based."""
+
+    def check(self, start_share=0.25, jitter=(0.0, 0.0, 0.0), start_jitter=(0.0, 0.0, 0.0), z_offset=None):
+        check_share(start_share)
+        _jitter(start_jitter)
+        super().check(jitter, z_offset)
+
+    def split(self, mask, share: float):
+        """(start mask, checkpoint mask) of the envs of ``mask``: the course's [E] int32 split arrays."""
+        ec = self.ec
+        wp.launch(split_start_kernel, dim=ec.num_envs, inputs=[float(share), mask, ec.course.seeds.seeds],
+                  outputs=[ec.split_counter, ec.start_mask, ec.checkpoint_mask], device=ec.device)
+        return ec.start_mask, ec.checkpoint_mask
+
+    def place(self, mask, start_share, jitter, start_jitter) -> None:
+        start, ckpt = self.split(mask, start_share)
+        self.ec.start_poses(start, start_jitter)
+        self.ec.checkpoint_poses(ckpt, jitter)
+
+    def __call__(self, env, env_ids, course_name: str = "course", start_share: float = 0.25,
+                 jitter: tuple = (0.0, 0.0, 0.0), start_jitter: tuple = (0.0, 0.0, 0.0), z_offset: float | None = None):
+        if not self._order_checked:
+            self._check_order(env)
+        self.place(self.ec.set_mask(env_ids), start_share, jitter, start_jitter)
+        self._write(env, env_ids, self.z_of(z_offset))
+

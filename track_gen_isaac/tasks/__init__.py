@@ -10,6 +10,8 @@ task id                            what
 ``TrackGen-Drone-Gates-Race-v0``   the racer: body-frame observations, progress rate, randomized dynamics
 ``TrackGen-Drone-Gates-Race-Play-v0``  the racer's playback on its centre plant
 ``TrackGen-Drone-Gates-Race-Curriculum-v0``  the racer on the curriculum task's harder courses
+``TrackGen-Drone-Gates-Real-v0``   the generalist: the racer on courses at every scale of real tracks (main job)
+``TrackGen-Drone-Gates-Real-Play-v0``  its playback on the centre plant
 ``TrackGen-Drone-Gates-Curriculum-v0``  harder gate courses (pole obstacles) at a per-env difficulty curriculum
 ``TrackGen-Drone-Gates-Depth-v0``  the gate task seen through a 16 x 12 depth camera (no gate poses)
 ``TrackGen-Drone-Gates-Depth-Play-v0``  its playback
@@ -38,7 +40,8 @@ for _family, _mod, _cls, _agent in (("Gates", "drone_gates_track", "DroneGatesEn
                                      "drone_gates_ppo"),
                                     ("Gates-Depth", "drone_depth", "DroneGatesDepthEnvCfg", "drone_depth_ppo"),
                                     ("Gates-Race-Curriculum", "drone_racer_curriculum",
-                                     "DroneGatesRaceCurriculumEnvCfg", "drone_race_ppo")):
+                                     "DroneGatesRaceCurriculumEnvCfg", "drone_race_ppo"),
+                                    ("Gates-Real", "drone_generalist", "DroneGatesRealEnvCfg", "drone_real_ppo")):
     for _play in ("", "_PLAY"):
         for _runtime, _entry in (("", _STABLE), ("-Warp", _WARP)):
             _id = f"TrackGen-Drone-{_family}{_runtime}{'-Play' if _play else ''}-v0"

@@ -19,7 +19,8 @@ from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPp
 
 from track_gen_isaac.device import default_device
 
-__all__ = ["CONFIG", "load_ppo", "drone_gates_ppo", "drone_track_ppo", "drone_race_ppo", "drone_depth_ppo"]
+__all__ = ["CONFIG", "load_ppo", "drone_gates_ppo", "drone_track_ppo", "drone_race_ppo", "drone_real_ppo",
+           "drone_depth_ppo"]
 
 #: the TOML this module reads (``TRACK_GEN_PPO_CONFIG`` overrides the path)
 CONFIG = Path(os.environ.get("TRACK_GEN_PPO_CONFIG", Path(__file__).resolve().with_name("drone_racing_ppo.toml")))
@@ -75,6 +76,11 @@ def drone_track_ppo() -> RslRlOnPolicyRunnerCfg:
 def drone_race_ppo() -> RslRlOnPolicyRunnerCfg:
     """PPO for ``TrackGen-Drone-Gates-Race-*``."""
     return load_ppo("race")
+
+
+def drone_real_ppo() -> RslRlOnPolicyRunnerCfg:
+    """PPO for the generalist racer (``[real.*]`` tables)."""
+    return load_ppo("real")
 
 
 def drone_depth_ppo() -> RslRlOnPolicyRunnerCfg:

@@ -9,8 +9,7 @@ Training collides with the body grown by the racer's :data:`~track_gen_isaac.tas
 
 ``-Play-v0`` flies the racer's centre plant (:func:`~track_gen_isaac.tasks.drone_racer.centre_plant`)
 with the body's own box, 16 envs from the course start. Evaluate it on the hard suite with ``python -m
-track_gen_isaac.tasks.race_eval <run folder> --task TrackGen-Drone-Gates-Race-Curriculum-v0 --suite
-gates-hard-v1``.
+track_gen_isaac.evaluate --checkpoint <run folder> --suite gates-hard-v1``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ implementation in both runtimes, so ``track_gen_isaac.mdp.course_schedule`` serv
 from track_gen_isaac.experimental.mdp.events import (
     place_at_checkpoint,
     place_at_course_start,
+    place_at_start_or_checkpoint,
     regenerate_course,
     reset_course,
 )
@@ -52,7 +53,7 @@ __all__ = [
     "racer_state", "gate_frames", "randomize_quadrotor", "depth_flat", "depth_image",
     "QuadrotorAction", "quad_state", "body_rate_l2", "altitude_out_of_range",
     "course_difficulty", "course_schedule",
-    "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint",
+    "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint", "place_at_start_or_checkpoint",
     "next_checkpoints", "next_gates", "track_frame", "track_frame_velocity", "lookahead_points", "lap_progress",
     "progress_delta", "progress_rate", "checkpoint_passed", "lap_completed", "collision_penalty", "clearance_penalty", "off_track_penalty",
     "wrong_way_penalty",

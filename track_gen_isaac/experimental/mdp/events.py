@@ -15,7 +15,8 @@ from isaaclab_newton.physics import NewtonManager
 from track_gen_isaac.experimental.mdp._base import WarpCourseTerm
 from track_gen_isaac.mdp import events as stable
 
-__all__ = ["regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint"]
+__all__ = ["regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint",
+           "place_at_start_or_checkpoint"]
 
 
 class regenerate_course(WarpCourseTerm, stable.regenerate_course):
@@ -75,3 +76,16 @@ class place_at_checkpoint(_place, stable.place_at_checkpoint):
         self._env_mask = env_mask
         self.ec.checkpoint_poses(self.ec.mask_from(env_mask), jitter)
         self._place(env, self.z_of(z_offset))
+
+
+class place_at_start_or_checkpoint(_place, stable.place_at_start_or_checkpoint):
+    __doc__ = stable.place_at_start_or_checkpoint.__doc__
+
+    def __call__(self, env, env_mask, course_name: str = "course", start_share: float = 0.25,
+                 jitter: tuple = (0.0, 0.0, 0.0), start_jitter: tuple = (0.0, 0.0, 0.0), z_offset: float | None = None):
+        if not self._order_checked:
+            self._check_order(env)
+        self._env_mask = env_mask
+        self.place(self.ec.mask_from(env_mask), start_share, jitter, start_jitter)
+        self._place(env, self.z_of(z_offset))
+

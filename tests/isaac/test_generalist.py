@@ -1,0 +1,142 @@
+"""The generalist racer (``TrackGen-Drone-Gates-Real-v0``, issue 29): its courses, the mixed start
+placement in a real env against the course's own start and checkpoints, both runtimes step for step,
+the evaluation of a run's own task."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .test_racer import _cfg
+
+TASK = "TrackGen-Drone-Gates-Real-v0"
+
+
+def test_the_task_races_gates_real_from_the_start_or_a_gate():
+    from track_gen.pipeline.presets import REAL_MIXTURE
+    from track_gen_isaac import mdp
+    from track_gen_isaac.tasks.drone_generalist import ALTITUDE, START_SHARE
+    from track_gen_isaac.tasks.drone_racer import SAFETY_MARGIN
+
+    cfg = _cfg(TASK, 4)
+    gen = cfg.course.generator
+    assert [n for n in gen["mixture"]] == list(REAL_MIXTURE) and gen["closed"] is False and gen["max_obstacles"] == 4
+    assert cfg.events.place.func is mdp.place_at_start_or_checkpoint
+    assert cfg.events.place.params["start_share"] == START_SHARE
+    assert cfg.terminations.laps.params["laps"] == 1
+    alt = cfg.terminations.altitude.params
+    assert (alt["min_height"], alt["max_height"]) == ALTITUDE
+    assert cfg.course.half_height == pytest.approx(0.015 + SAFETY_MARGIN)
+    play = _cfg(TASK.replace("-v0", "-Play-v0"), 4)
+    assert play.events.place.func is mdp.place_at_course_start and play.course.half_height == pytest.approx(0.015)
+    assert play.events.dynamics.params["latency"] == (1, 1)   # the centre plant
+
+
+def _placed(share: float, num_envs: int = 64):
+    """Reset a real env with ``start_share=share``: (root positions in the env frame, course start, pose index,
+    progress next index, the course's valid flags)."""
+    import gymnasium as gym
+
+    from track_gen_isaac.env_course import get_course
+
+    cfg = _cfg(TASK, num_envs)
+    cfg.events.place.params.update({"start_share": share, "jitter": (0.0, 0.0, 0.0), "start_jitter": (0.0, 0.0, 0.0)})
+    env = gym.make(TASK, cfg=cfg)
+    try:
+        env.reset()
+        base = env.unwrapped
+        ec = get_course(base)
+        pos = (base.scene["robot"].data.root_pos_w.torch - base.scene.env_origins).numpy().copy()
+        res = ec.course.result
+        out = (pos, res.start_pos.numpy().copy(), ec.pose_index.numpy().copy(),
+               ec.course.progress.next_index.numpy().copy(), res.valid.numpy().copy(),
+               ec.start_mask.numpy().copy(), ec.course.checkpoints.count.numpy().copy())
+    finally:
+        env.close()
+    return out
+
+
+def test_start_or_checkpoint_placement_in_a_real_env():
+    from track_gen_isaac.tasks.drone_gates_track import _HALF_HEIGHT
+
+    # everyone at the start: the course's start pose, lifted by the body's half height
+    pos, start, _, nxt, valid, at_start, _ = _placed(1.0)
+    assert at_start.all()
+    np.testing.assert_allclose(pos, start + np.array([0.0, 0.0, _HALF_HEIGHT], np.float32), atol=1e-5)
+    assert (nxt[valid == 1] == 0).all()                 # nothing passed yet
+    assert (start[:, 2] == 0.0).any() and (start[:, 2] > 0.5).any()   # take-offs and air starts
+    # everyone on a gate: counted as passed, never the finish gate
+    pos, start, idx, nxt, valid, at_start, count = _placed(0.0)
+    ok = valid == 1
+    assert not at_start.any() and (idx[ok] >= 0).all() and (idx[ok] < count[ok] - 1).all()
+    np.testing.assert_array_equal(nxt[ok], idx[ok] + 1)
+    # a mix: about the share, and the same env draws the same way whatever the others do
+    _, _, _, _, _, mixed, _ = _placed(0.25, 256)
+    assert 0.15 < mixed.mean() < 0.35
+    _, _, _, _, _, again, _ = _placed(0.25, 128)
+    np.testing.assert_array_equal(again, mixed[:128])
+
+
+def test_bad_start_share_is_refused_when_the_env_is_built():
+    import gymnasium as gym
+
+    cfg = _cfg(TASK, 4)
+    cfg.events.place.params["start_share"] = 1.5
+    with pytest.raises(ValueError, match=r"start_share: expected a number in \[0, 1\], got 1.5"):
+        env = gym.make(TASK, cfg=cfg)
+        env.reset()
+
+
+def test_both_runtimes_fly_the_generalist_the_same():
+    from .test_racer_runtimes import _fly
+
+    stable = _fly(TASK, steps=40)
+    warp = _fly(TASK.replace("-v0", "-Warp-v0"), steps=40)
+    np.testing.assert_array_equal(stable["done"], warp["done"])
+    np.testing.assert_allclose(warp["pos"], stable["pos"], atol=1e-4)
+    np.testing.assert_allclose(warp["rew"], stable["rew"], atol=1e-4, rtol=1e-4)
+    np.testing.assert_allclose(warp["obs"], stable["obs"], atol=1e-3, rtol=1e-3)
+
+
+def test_the_evaluation_flies_the_runs_own_task(tmp_path):
+    """``run.json`` names the task; gates-v1 keeps its own courses when the generalist flies them; a
+    band-track layout is refused for a gate task, naming both."""
+    import dataclasses
+    import json
+
+    from track_gen_isaac.evaluate.flown import flown_suite, run_task
+    from track_gen_isaac.evaluate.suites import get_suite
+
+    (tmp_path / "run.json").write_text(json.dumps({"task": TASK}))
+    assert run_task(tmp_path) == TASK and run_task(tmp_path / "nowhere") is None
+    s = flown_suite(TASK)
+    assert s.name == "gates-v1" and s.task == "TrackGen-Drone-Gates-Real-Play-v0"
+    assert s.courses_of == "TrackGen-Drone-Gates-v0"
+    assert dataclasses.replace(get_suite("gates-v1"), task=s.task) == s
+    with pytest.raises(ValueError, match="holds band-track courses"):
+        flown_suite(TASK, suite="track-v1")
+    from track_gen.layouts import TrackLayout
+
+    ang = np.arange(16) / 2.55
+    band = TrackLayout(centerline=np.c_[4 * np.cos(ang), 4 * np.sin(ang), np.zeros(16)], half_width=0.5, name="ring")
+    band.save(tmp_path / "ring.toml")
+    with pytest.raises(ValueError, match=r"layout 'ring' is a band-track layout, but task .*Real.* races gate"):
+        flown_suite(TASK, layout=tmp_path / "ring.toml")
+
+
+def test_gates_v1_courses_are_the_gate_tasks_whoever_flies_them():
+    """The suite env of the generalist flies the gate task's generator on the suite's seed."""
+    from track_gen_isaac.env_course import get_course
+    from track_gen_isaac.evaluate.flown import flown_suite
+    from track_gen_isaac.evaluate.rollout import build_env
+
+    positions = []
+    for task in ("TrackGen-Drone-Gates-v0", TASK):
+        env, _ = build_env(flown_suite(task), 4, "cpu")
+        try:
+            res = get_course(env.unwrapped).course.result
+            positions.append((res.pos.numpy().copy(), res.count.numpy().copy()))
+        finally:
+            env.close()
+    assert positions[0][1].tolist() == positions[1][1].tolist()
+    np.testing.assert_array_equal(positions[0][0], positions[1][0][:, : positions[0][0].shape[1]])

@@ -1,0 +1,77 @@
+"""The generalist racer: :class:`DroneGatesRealEnvCfg` (``TrackGen-Drone-Gates-Real-v0``), the racer
+(:mod:`~track_gen_isaac.tasks.drone_racer`: body-frame observations with estimator noise, the
+progress-rate objective, randomized dynamics, a safety margin) trained on the courses people
+race instead of one kind of loop.
+
+* **courses**: ``presets.gates_real`` (:func:`track_gen.pipeline.presets.gates_real_config`), mixed per
+  env at every reset: lab arenas (3.5-7 m, 0.35-0.65 m openings, thick frames, poles), hall and
+  field courses (9-24 m, 0.6-1.7 m openings, climbs to 7 m) and outdoor sprints (25-80 m, legs to
+  30 m), each one pass from a start pose, some from the ground. No real layout is a training input:
+  ``track_gen.layouts.coverage`` shows that each one lies inside this distribution.
+* **starts**: a quarter of the episodes from the course start (a standing start, or a take-off
+  where the course starts on the ground), the rest on a random gate (not the last one, which is the
+  finish) with the racer's jitter (:class:`~track_gen_isaac.mdp.place_at_start_or_checkpoint`).
+* **endings**: the racer's, with the altitude band made for these courses: from the ground
+  (a body centre below it is a crash: nothing else stops a fall) to 9 m; the course is finished
+  after one pass.
+* **episodes**: 20 s (a sprint's 150 m at 8 m/s fits in one).
+
+``TrackGen-Drone-Gates-Real-Play-v0`` flies the centre plant from the course start with the body's
+own box, as the racer's ``-Play`` env does.
+"""
+
+from __future__ import annotations
+
+from isaaclab.managers import EventTermCfg as EventTerm
+from isaaclab.utils import configclass
+
+from track_gen.pipeline.presets import gates_real_config
+from track_gen_isaac import mdp
+from track_gen_isaac.course_cfg import CourseCfg
+from track_gen_isaac.tasks.drone_gates_track import _HALF, _HALF_HEIGHT, GatesEventsCfg, _to_play
+from track_gen_isaac.tasks.drone_racer import SAFETY_MARGIN, DroneGatesRaceEnvCfg, body_box, centre_plant, with_margin
+
+__all__ = ["DroneGatesRealEnvCfg", "DroneGatesRealEnvCfg_PLAY", "START_SHARE", "ALTITUDE"]
+
+#: share of the training episodes that start at the course start (the rest: on a random gate)
+START_SHARE = 0.25
+#: the altitude band [m] of the ``altitude`` termination: the ground to above the highest gates drawn
+ALTITUDE = (0.0, 9.0)
+
+
+@configclass
+class RealEventsCfg:
+    # the plant first: its mass and inertia reach the solver before the placement's pose write
+    dynamics = EventTerm(func=mdp.randomize_quadrotor, mode="reset")
+    course = GatesEventsCfg().course
+    place = EventTerm(func=mdp.place_at_start_or_checkpoint, mode="reset",
+                      params={"start_share": START_SHARE, "jitter": (0.2, 0.2, 0.3), "start_jitter": (0.1, 0.0, 0.1),
+                              "z_offset": _HALF_HEIGHT})
+
+
+@configclass
+class DroneGatesRealEnvCfg(DroneGatesRaceEnvCfg):
+    """The racer on ``gates_real`` courses: every scale of real track, one pass, some from the ground."""
+
+    events: RealEventsCfg = RealEventsCfg()
+    course: CourseCfg = with_margin(
+        CourseCfg(generator=gates_real_config(), collision="frame", half_extents=_HALF, half_height=_HALF_HEIGHT),
+        SAFETY_MARGIN)
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.episode_length_s = 20.0
+        self.terminations.altitude.params.update({"min_height": ALTITUDE[0], "max_height": ALTITUDE[1]})
+        self.terminations.laps.params["laps"] = 1
+
+
+@configclass
+class DroneGatesRealEnvCfg_PLAY(DroneGatesRealEnvCfg):
+    """Fewer envs, 30 s episodes, every episode from the course start, the centre plant, the body's own box."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        _to_play(self)
+        self.events.place = EventTerm(func=mdp.place_at_course_start, mode="reset", params={"z_offset": _HALF_HEIGHT})
+        centre_plant(self)
+        body_box(self)
