@@ -140,3 +140,16 @@ def test_gates_v1_courses_are_the_gate_tasks_whoever_flies_them():
             env.close()
     assert positions[0][1].tolist() == positions[1][1].tolist()
     np.testing.assert_array_equal(positions[0][0], positions[1][0][:, : positions[0][0].shape[1]])
+
+
+def test_a_layout_that_breaks_a_rule_is_refused_before_anything_flies():
+    """lsy_drone_racing's level 3 holds placeholder gates (drawn at run time): the error names the rule
+    and the gates; a low AlphaPilot gate standing on the ground is flown."""
+    from pathlib import Path
+
+    from track_gen_isaac.evaluate.layout_suite import layout_suite
+
+    data = Path(__file__).resolve().parents[1] / "data" / "lsy"
+    with pytest.raises(ValueError, match=r"layout 'level3' breaks the course rules.*CROWDED: gates 0 and 1"):
+        layout_suite(data / "level3.toml", lsy_axis="x")
+    assert layout_suite(data / "competition_alphapilot.toml").name == "competition_alphapilot"

@@ -64,12 +64,41 @@ def layout_suite(path, *, lsy_axis: str | None = None, time_limit_s: float = 30.
     else:
         shape, spread = f"a band track of {lay.num_points} points", ""
     name = lay.name or Path(path).stem
+    if kind == "gates":
+        check_flyable(lay, name)
     n_laps = int(laps) if laps is not None else (2 if lay.closed else 1)
     how = "a loop" if lay.closed else "one pass"
     return Suite(name, _TASKS[kind], LAYOUT_SEED, options, laps=n_laps, time_limit_s=float(time_limit_s),
                  description=f"real layout {name!r} ({shape}, {how}) from its start pose{spread}; "
                              f"source: {lay.source or str(path)}",
                  layout=str(Path(path).resolve()), lsy_axis=lsy_axis)
+
+
+def check_flyable(lay, name: str) -> None:
+    """ValueError naming each rule the gate layout ``lay`` breaks as it is, and where (gates, legs,
+    poles), under the limits a course of it is built with: a layout no course can fly is refused
+    before any env is built."""
+    import warnings
+
+    import track_gen as tg
+    from track_gen.generators.layouts.explain import explain_gate_layout
+    from track_gen.generators.layouts.gates import RULE_LIMITS
+    from track_gen.pipeline import presets
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the LayoutWarning says the same; the error below says it in full
+        gen = tg.GateGenerator(presets.gates_from_layouts([lay], 1, "cpu"), seeds=0)
+    if int(gen.result.valid.numpy()[0]) == 1:
+        return
+    limits = {n: float(gen.params[f"gates.{n}"]) for n in RULE_LIMITS}
+    why = explain_gate_layout(lay, **limits) or [("?", f"status {int(gen.result.status.numpy()[0])}")]
+    by_rule: dict[str, list[str]] = {}
+    for rule, what in why:
+        by_rule.setdefault(rule, []).append(what)
+    parts = [f"{rule}: " + "; ".join(items[:3]) + (f" (and {len(items) - 3} more)" if len(items) > 3 else "")
+             for rule, items in by_rule.items()]
+    raise ValueError(f"layout {name!r} breaks the course rules as it is, so no course of it can be flown: "
+                     + " | ".join(parts))
 
 
 def apply_layout(cfg, suite: Suite) -> None:

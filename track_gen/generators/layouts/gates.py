@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from track_gen.generators.gates.bits import NONFINITE, OBSTACLE
+from track_gen.generators.gates.bits import GROUND, NONFINITE, OBSTACLE
+from track_gen.generators.layouts.explain import explain_gate_layout
 from track_gen.generators.gates.validity import gates_status
 from track_gen.generators.layouts.source import (ASSIGN, HALF_PI, PI, check_count, draw_placement, layout_spec,
                                                  pick_layout, place_xy, plus, shared_params, table_spec,
@@ -26,6 +27,9 @@ __all__ = ["GATE_PARAMS", "gate_tables", "register_gate_layout_stages"]
 # checks inline into the kernels; with it, the band track regenerates ~40% slower on the CPU)
 wp.set_module_options({"enable_backward": False})
 
+
+#: the layout stage's rule limits, in the order the status kernels take them
+RULE_LIMITS = ("size", "min_spacing", "max_spacing", "max_turn", "max_climb", "crossing_clearance")
 
 GATE_PARAMS = {
     "size": ParamSpec(10.0, lo=0.0, lo_open=True, doc="side of the square the frames must fit in [m]"),
@@ -129,7 +133,8 @@ def gate_course_status(pos: wp.array2d(dtype=wp.vec3f), yaw: wp.array2d(dtype=wp
                        pe: int, poles: int, start: wp.vec3f, start_yaw: float) -> int:
     """Every rule of a gate course from a layout: the procedural gates' (:func:`gates.validity.gates_status`:
     spacing, crowding, turn, climb, crossings, split-S pairs, bounds, ground, opening, finite) plus poles
-    clear of every frame (OBSTACLE) and a finite start pose."""
+    clear of every frame (OBSTACLE) and a finite start pose. GROUND is the opening's: a real gate stands
+    on the ground, so its lower frame bar may rest on it (AlphaPilot's and TII's low gates do)."""
     outer_half = 0.5 * width + thickness
     if width <= 0.0 or height <= 0.0:
         outer_half = 0.0  # flags OPENING: an opening of no width or no height cannot be passed
@@ -138,6 +143,11 @@ def gate_course_status(pos: wp.array2d(dtype=wp.vec3f), yaw: wp.array2d(dtype=wp
                           outer_half_h, stacked, max_climb, crossing_clearance)
     if status == NONFINITE:
         return status
+    if (status & GROUND) != 0:  # a real gate stands on the ground: its lower bar may rest on it, its opening not
+        status = status - GROUND
+        for k in range(count):
+            if not (pos[e, k][2] - 0.5 * height >= 0.0):
+                status = status | GROUND
     if not (wp.isfinite(start[0]) and wp.isfinite(start[1]) and wp.isfinite(start[2]) and wp.isfinite(start_yaw)
             and wp.isfinite(height) and wp.isfinite(thickness)):
         return NONFINITE
@@ -390,14 +400,13 @@ def _upload_gates(ctx) -> None:
         ctx.input(f"table_{name}").assign(tables[name])
     upload_assign(ctx, st)
     prm = ctx._program.params
+    limits = {n: float(prm[f"{ctx.name}.{n}"]) for n in RULE_LIMITS}
     status = ctx.input("table_status")
     wp.launch(gate_tables_status_kernel, dim=s["num_layouts"],
-              inputs=[s["closed"], *(float(prm[f"{ctx.name}.{n}"]) for n in ("size", "min_spacing", "max_spacing",
-                                                                              "max_turn", "max_climb",
-                                                                              "crossing_clearance")),
-                      *(ctx.input(f"table_{n}") for n in _GATE_TABLES)],
+              inputs=[s["closed"], *limits.values(), *(ctx.input(f"table_{n}") for n in _GATE_TABLES)],
               outputs=[status], device=ctx.device)
-    warn_bad(ctx, st, status.numpy(), GateStatus)
+    warn_bad(ctx, st, status.numpy(), GateStatus,
+             explain=lambda lay: "; ".join(f"{r}: {w}" for r, w in explain_gate_layout(lay, **limits)))
 
 
 def _launch_gates(ctx) -> None:

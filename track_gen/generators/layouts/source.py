@@ -99,11 +99,13 @@ def check_count(st: LayoutStageSpec, k: int) -> None:
                          "rebuild the spec with the preset")
 
 
-def warn_bad(ctx, st, status: np.ndarray, flags) -> None:
-    """One :class:`LayoutWarning` naming every layout whose status (``flags`` bits) as it is is not 0."""
-    bad = [(lay.label(), flags(int(s))) for lay, s in zip(st.layouts, status) if s != 0]
+def warn_bad(ctx, st, status: np.ndarray, flags, explain=None) -> None:
+    """One :class:`LayoutWarning` naming every layout whose status (``flags`` bits) as it is is not 0
+    (and with ``explain(layout) -> str``, which gates break which rule)."""
+    bad = [(lay.label(), flags(int(s)), explain(lay) if explain else "") for lay, s in zip(st.layouts, status)
+           if s != 0]
     if bad:
-        names = "; ".join(f"{n!r}: {f.name}" for n, f in bad)
+        names = "; ".join(f"{n!r}: {f.name}" + (f" ({why})" if why else "") for n, f, why in bad)
         warnings.warn(
             f"stage {ctx.name!r}: {len(bad)} of {len(st.layouts)} layouts break the course rules as they are "
             f"({names}); the envs that fly them get valid = 0. Fix the layout, or relax the stage's limits",
