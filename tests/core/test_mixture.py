@@ -149,3 +149,12 @@ def test_gates_real_is_valid_and_mixes_scales_per_env():
     assert arena.min() < 6.0 and arena.max() > 40.0
     assert width.min() < 0.5 and width.max() > 1.5
     assert not g.result.closed
+
+
+def test_band_tracks_mix_through_their_config_too():
+    cfg = tg.TrackGenConfig(num_envs=256, device="cpu", mixture={
+        "narrow": (1.0, {"centerline.half_width": 0.3}), "wide": (1.0, {"centerline.half_width": (0.6, 0.8)})})
+    g = tg.TrackGenerator(cfg, seeds=2)
+    comp, hw = g.mixture_component.numpy(), g.result.half_width.numpy()[:, 0]
+    assert set(np.unique(comp)) == {0, 1}
+    assert (hw[comp == 0] == np.float32(0.3)).all() and (hw[comp == 1] >= 0.6).all()

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import ClassVar, Mapping
+from typing import Any, ClassVar, Mapping
 
 import warp as wp
 
@@ -95,6 +95,8 @@ class TrackGenConfig:
     obstacle_gap: float = TRACK_OBSTACLE_PARAMS["gap"].default
     obstacle_tries: int = TRACK_OBSTACLE_PARAMS["tries"].default
     randomize: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    mixture: Mapping[str, tuple[float, Mapping[str, Any]]] = field(default_factory=dict)
+    """per-env mixture of parameter sets (``PipelineSpec.with_mixture``): name -> (weight, {param: value or (lo, hi)})"""
     family: ClassVar[str] = "track"
 
     def to_spec(self) -> PipelineSpec:
@@ -116,7 +118,8 @@ class TrackGenConfig:
             self.num_envs, self.device, tuple(stages), family="track",
             max_loop_length=None if elevated else float(cl["max_length"]),
         )
-        return spec.with_randomize(self.randomize) if self.randomize else spec
+        spec = spec.with_randomize(self.randomize) if self.randomize else spec
+        return spec.with_mixture(self.mixture) if self.mixture else spec
 
     def with_randomize(self, ranges: Mapping[str, tuple[float, float]]) -> "TrackGenConfig":
         return dataclasses.replace(self, randomize={**self.randomize, **dict(ranges)})
