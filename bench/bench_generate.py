@@ -28,7 +28,9 @@ root::
 ``--obstacles`` pole obstacles, 4 by default) and adds the shape statistics of the last full
 regeneration: for gates the share with a self-crossing path, an elevation range >= 3 m, a split-S
 pair and obstacles; for tracks the share of hairpin tracks. Targets: gates >= 1000x CarRacing at
-difficulty 0 and >= 300x at difficulty 1, tracks >= 200x.
+difficulty 0 and >= 300x at difficulty 1, tracks >= 200x. ``--families gates_real`` times the
+generalist's training mixture (``presets.gates_real``: every scale of real track, poles, take-offs),
+target >= 300x, and reports the share of each kind of course.
 """
 
 from __future__ import annotations
@@ -51,11 +53,11 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import warp as wp  # noqa: E402
 
-TARGETS = {"track": 200.0, "gates": 1000.0}  # x CarRacing tracks/s
+TARGETS = {"track": 200.0, "gates": 1000.0, "gates_real": 300.0}  # x CarRacing tracks/s
 HARD_GATE_TARGET = 300.0  # x CarRacing for gate courses at difficulty 1
 MASK_TARGET = 5.0  # % of a full regeneration
 GATE_WIDTH = 1.0
-SEEDS = {"track": 42, "gates": 1}
+SEEDS = {"track": 42, "gates": 1, "gates_real": 1}
 
 
 # -- machine ------------------------------------------------------------------------------------
@@ -136,6 +138,10 @@ def build(family: str, num_envs: int, overrides: dict):
     if family == "track":
         overrides.pop("max_obstacles", None)
         return tg.TrackGenerator(presets.track(num_envs, "cpu", **overrides), seeds=SEEDS[family])
+    if family == "gates_real":  # the generalist's mixture of real-track scales (it sets its own obstacles)
+        overrides.pop("max_obstacles", None)
+        overrides.pop("difficulty", None)
+        return tg.GateGenerator(presets.gates_real(num_envs, "cpu", **overrides), seeds=SEEDS[family])
     return tg.GateGenerator(presets.gates(num_envs, "cpu", gate_width=GATE_WIDTH, **overrides), seeds=SEEDS[family])
 
 
@@ -170,7 +176,8 @@ def bench_ours(family: str, num_envs: int, args, overrides: dict) -> dict:
     r["mask_pct_eager"] = 100.0 * r["mask_eager_s"] / r["full_eager_s"]
     r["mask_pct_graph"] = 100.0 * r["mask_graph_s"] / r["full_graph_s"]
     r["us_per_draw"] = 1e6 * r["full_eager_s"] / (num_envs * r["draws_per_env"])
-    r["validator_agreement"] = cross_check(family, g, overrides) if not overrides.get("difficulty") else "n/a"
+    r["validator_agreement"] = ("n/a" if overrides.get("difficulty") or family == "gates_real"
+                                else cross_check(family, g, overrides))
     r["difficulty"] = float(overrides.get("difficulty", 0.0))
     r["shapes"] = shape_stats(family, g)
     del g
@@ -183,6 +190,10 @@ def shape_stats(family: str, g) -> str:
     v = r.valid.numpy() == 1
     if family == "track":
         return f"hairpin {np.mean((r.shape.numpy() == 2) & v):.1%}"
+    if family == "gates_real":
+        comp = g.mixture_component.numpy()
+        return ", ".join(f"{m[0]} {np.mean(comp == i):.0%}" for i, m in enumerate(g.spec.mixture)) + \
+            f", take-off {np.mean(r.start_pos.numpy()[:, 2] == 0.0):.0%}"
     pos, yaw, cnt = r.pos.numpy().astype(np.float64), r.yaw.numpy().astype(np.float64), r.count.numpy()
     closed = r.closed
 
@@ -375,7 +386,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--envs", type=int, nargs="+", default=None, help="env counts (default 256 4096 16384)")
-    ap.add_argument("--families", nargs="+", choices=("track", "gates"), default=("track", "gates"))
+    ap.add_argument("--families", nargs="+", choices=("track", "gates", "gates_real"), default=("track", "gates"),
+                    help="gates_real: the generalist's training mixture (presets.gates_real), target 300x")
     ap.add_argument("--quick", action="store_true", help="smoke run: E=256, short timings, small baselines")
     ap.add_argument("--repeats", type=int, default=None, help="measurements per number, best kept (default 5)")
     ap.add_argument("--min-time", type=float, default=None, help="seconds per measurement at least (default 0.2)")
@@ -417,7 +429,7 @@ def main(argv=None) -> int:
         print("CarRacing-v3 _create_track ...", flush=True)
         car = bench_carracing(args)
     numpy_r = {}
-    for fam in args.families:
+    for fam in (f for f in args.families if f != "gates_real"):   # no numpy version of the mixture
         print(f"numpy baseline ({fam}) ...", flush=True)
         numpy_r[fam] = bench_numpy(fam, args, overrides)
     ours = []
