@@ -20,12 +20,12 @@ from pathlib import Path
 
 from track_gen.layouts.coverage import Coverage, Feature, coverage
 from track_gen.layouts.export import export
-from track_gen.layouts.reader import LayoutFormatError, load, load_all
+from track_gen.layouts.reader import LayoutFormatError, layout_files, load, load_all
 from track_gen.layouts.types import GateLayout, Poles, TrackLayout
 from track_gen.layouts.writer import FORMAT, VERSION, write_layout
 
 __all__ = ["FORMAT", "VERSION", "Coverage", "Feature", "GateLayout", "LayoutFormatError", "Poles", "TrackLayout",
-           "coverage", "data_dir", "export", "load", "load_all", "save", "shipped"]
+           "coverage", "data_dir", "export", "layout_files", "load", "load_all", "save", "shipped"]
 
 save = write_layout
 

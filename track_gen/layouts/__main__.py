@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
-from pathlib import Path
 
 #: the gate presets the command line knows (``--preset``); ``gates`` flies 1 m openings, as the gate task
 PRESETS = ("gates_real", "gates", "gates_hard")
@@ -32,21 +31,6 @@ def _value(text: str):
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return text
-
-
-def _files(paths: list[str]) -> list[Path]:
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found = sorted(p.glob("*.toml"))
-            if not found:
-                raise SystemExit(f"coverage: folder {p} holds no *.toml layout file")
-            out += found
-        elif p.is_file():
-            out.append(p)
-        else:
-            raise SystemExit(f"coverage: no such file or folder: {p}")
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,11 +56,16 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--num_envs: expected >= 1, got {args.num_envs}")
 
     from track_gen.layouts.coverage import coverage
-    from track_gen.layouts.reader import load
+    from track_gen.layouts.reader import layout_files, load
+
+    try:
+        files = layout_files(args.files)
+    except (FileNotFoundError, ValueError) as exc:
+        raise SystemExit(f"coverage: {exc}") from None
 
     spec = _preset(args.preset, args.num_envs, overrides)
     all_covered = True
-    for path in _files(args.files):
+    for path in files:
         layout = load(path, lsy_axis=args.lsy_axis)
         res = coverage(layout, spec, num_envs=args.num_envs, seed=args.seed)
         print(str(res).replace(f"by {type(spec).__name__}", f"by preset {args.preset}"), end="\n\n")

@@ -20,7 +20,7 @@ from track_gen.layouts.lsy import read_lsy
 from track_gen.layouts.types import GateLayout, Poles, TrackLayout, _FieldProblem
 from track_gen.layouts.writer import CONVENTIONS, FORMAT, VERSION
 
-__all__ = ["LayoutFormatError", "load", "load_all"]
+__all__ = ["LayoutFormatError", "layout_files", "load", "load_all"]
 
 #: every table of format version 1 and its keys (anything else is refused with the nearest known name)
 TABLES: dict[str, tuple[str, ...]] = {
@@ -202,3 +202,24 @@ def load_all(source: str | Path | Iterable[str | Path], *, lsy_axis: str | None 
         if not files:
             raise ValueError("load_all: got an empty list of files; pass at least one")
     return [load(f, lsy_axis=lsy_axis) for f in files]
+
+
+def layout_files(paths: str | Path | Iterable[str | Path]) -> list[Path]:
+    """The layout files of ``paths``: files as they are, folders as every ``*.toml`` in them (sorted).
+    FileNotFoundError naming a path that is neither; ValueError for a folder with no layout file or
+    no path at all."""
+    out: list[Path] = []
+    for p in map(Path, [paths] if isinstance(paths, (str, Path)) else paths):
+        if p.is_dir():
+            found = sorted(p.glob("*.toml"))
+            if not found:
+                raise ValueError(f"{p}: a folder with no *.toml layout file")
+            out += found
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise FileNotFoundError(f"{p}: no such layout file or folder")
+    if not out:
+        raise ValueError("layout_files: no layout file given; pass at least one file or folder")
+    return out
+

@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--lsy_axis applies to --layout")
     if args.num_courses is not None and args.num_courses < 1:
         ap.error(f"--num_courses: expected an integer >= 1, got {args.num_courses}")
-    from track_gen_isaac.evaluate.run import evaluate, evaluate_layouts, layout_files
+    from track_gen.layouts import layout_files
+    from track_gen_isaac.evaluate.run import evaluate, evaluate_layouts
 
     common = {"out": args.out, "device": args.device, "baselines": args.baselines, "task": args.task,
               "dynamics": args.dynamics}

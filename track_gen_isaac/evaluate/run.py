@@ -185,31 +185,13 @@ def evaluate(checkpoint, suite: str | Suite | None = None, *, layout=None, lsy_a
     return result
 
 
-def layout_files(paths) -> list[Path]:
-    """Layout files from files and folders (every ``*.toml`` of a folder, sorted); FileNotFoundError
-    naming a path that is neither, ValueError for a folder with no layout file."""
-    out: list[Path] = []
-    for p in map(Path, [paths] if isinstance(paths, (str, Path)) else paths):
-        if p.is_dir():
-            found = sorted(p.glob("*.toml"))
-            if not found:
-                raise ValueError(f"layout: folder {p} holds no *.toml layout file")
-            out += found
-        elif p.is_file():
-            out.append(p)
-        else:
-            raise FileNotFoundError(f"layout: no such file or folder: {p}")
-    if not out:
-        raise ValueError("layout: no layout file given")
-    return out
-
-
 def evaluate_layouts(checkpoint, layouts, *, num_courses: int = 32, out=None, lsy_axis: str | None = None,
                      **kwargs) -> dict:
     """:func:`evaluate` on each layout file of ``layouts`` (files and folders), then one table over
     them: ``<out>/layouts.json`` and ``layouts.md`` (default ``out``: ``<run folder>/eval``), each
     layout's own results in ``<out>/<layout name>[-<dynamics>]/``. Every file is read and checked
     against the task before the first env is built. Returns ``{"layouts": {name: summary}, "out": ...}``."""
+    from track_gen.layouts import layout_files
     from track_gen_isaac.evaluate.tables import layout_table
 
     files = layout_files(layouts)
