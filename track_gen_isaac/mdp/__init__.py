@@ -53,11 +53,11 @@ __all__ = [
     "wrong_way_penalty",
     "collided", "off_track", "laps_done", "gate_missed", "invalid_course",
 ]
-from track_gen_isaac.mdp.racer_observations import gate_frames, racer_state
+from track_gen_isaac.mdp.racer_observations import gate_frames, nearest_poles, racer_state
 from track_gen_isaac.mdp.depth import depth_flat, depth_image
 from track_gen_isaac.mdp.randomization import randomize_quadrotor
 
-__all__ += ["racer_state", "gate_frames", "randomize_quadrotor", "depth_flat", "depth_image"]
+__all__ += ["racer_state", "gate_frames", "nearest_poles", "randomize_quadrotor", "depth_flat", "depth_image"]
 
 # Importing the warp package declares the warp twins (track_gen_isaac.experimental.mdp) to Isaac Lab's warp
 # frontend, so that a cfg using these terms also runs in ManagerBasedRLEnvWarp (its terms swapped to the twins).

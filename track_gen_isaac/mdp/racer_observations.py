@@ -7,6 +7,8 @@ drone's own estimated state, nothing in a world or course frame).
 * :class:`gate_frames`: the next gates in the body frame: centre + normal + opening half sizes
   (8 values a gate), or centre + 4 corners (15, as :class:`~track_gen_isaac.mdp.next_gates`), with
   optional position noise.
+* :class:`nearest_poles`: the course's nearest pole obstacles in the body frame (5 values a pole),
+  with optional position noise -- what a racer needs to fly a lab arena of thin poles.
 
 Noise is counter based (:mod:`track_gen_isaac.mdp.obs_noise`): the same draws in both runtimes.
 """
@@ -17,11 +19,12 @@ import warp as wp
 from isaaclab.managers import ManagerTermBase
 
 from track_gen_isaac.env_course import origin_view
+from track_gen_isaac.mdp._base import CourseTerm
 from track_gen_isaac.mdp.obs_noise import ObsNoise, check_std
 from track_gen_isaac.mdp.observations import next_checkpoints, next_checkpoints_kernel
 from track_gen_isaac.mdp.quadrotor import _action_term
 
-__all__ = ["racer_state", "gate_frames", "racer_state_dim", "ATTITUDES"]
+__all__ = ["racer_state", "gate_frames", "nearest_poles", "racer_state_dim", "ATTITUDES", "POLE_VALUES"]
 
 wp.set_module_options({"enable_backward": False})
 
@@ -222,3 +225,99 @@ class gate_frames(next_checkpoints):
     def __call__(self, env, course_name: str = "course", num: int = 2, corners: bool = False,
                  noise_std: float = 0.0):
         return self.compute(num=num, corners=corners, noise_std=noise_std)
+
+
+#: values per pole of :class:`nearest_poles`: present, nearest point of its axis in the body frame (3), radius
+POLE_VALUES = 5
+
+
+@wp.kernel
+def nearest_poles_kernel(
+    # parameters
+    num: int,
+    # inputs
+    pos_w: wp.array(dtype=wp.vec3f),
+    quat_w: wp.array(dtype=wp.quatf),
+    origin: wp.array(dtype=wp.vec3f),
+    valid: wp.array(dtype=wp.int32),
+    pole_base: wp.array2d(dtype=wp.vec3f),
+    pole_radius: wp.array2d(dtype=wp.float32),
+    pole_height: wp.array2d(dtype=wp.float32),
+    pole_count: wp.array(dtype=wp.int32),
+    # outputs
+    obs_out: wp.array2d(dtype=wp.float32),
+):
+    """The ``num`` poles nearest to the body in plan view, nearest first: per pole 1 (present), the
+    point of its axis nearest to the body (its height clamped to the pole) relative to the body in
+    the body frame (3), its radius; then zeros for the slots with no pole (none, or an invalid
+    course). Ties keep the lower index; O(num x poles) per env."""
+    e = wp.tid()
+    for j in range(num * 5):
+        obs_out[e, j] = 0.0
+    n = wp.min(pole_count[e], pole_base.shape[1])
+    if valid[e] == 0 or n <= 0:
+        return
+    p = pos_w[e] - origin[e]
+    q = quat_w[e]
+    last_d = float(-1.0)
+    last_k = int(-1)
+    for i in range(wp.min(num, n)):
+        best_d = float(3.0e38)
+        best_k = int(-1)
+        for k in range(n):
+            b = pole_base[e, k]
+            d = (b[0] - p[0]) * (b[0] - p[0]) + (b[1] - p[1]) * (b[1] - p[1])
+            later = d > last_d or (d == last_d and k > last_k)   # not taken by an earlier slot
+            if later and (d < best_d or (d == best_d and k < best_k)):
+                best_d = d
+                best_k = k
+        if best_k < 0:
+            return
+        last_d = best_d
+        last_k = best_k
+        b = pole_base[e, best_k]
+        z = wp.clamp(p[2], b[2], b[2] + pole_height[e, best_k])
+        v = wp.quat_rotate_inv(q, wp.vec3f(b[0], b[1], z) - p)
+        o = i * 5
+        obs_out[e, o] = 1.0
+        for j in range(3):
+            obs_out[e, o + 1 + j] = v[j]
+        obs_out[e, o + 4] = pole_radius[e, best_k]
+
+
+class nearest_poles(CourseTerm):
+    """The course's ``num`` nearest pole obstacles in the body frame, ``[E, 5 num]``: per pole 1 (a
+    pole is there), the nearest point of its axis relative to the body in the body frame (3) and
+    its radius [m]; zeros for a slot with no pole (a course with fewer poles, or none). Nearest in
+    plan view, nearest first. ``noise_std`` [m]: Gaussian noise on the three position values."""
+
+    modes = ("gates",)
+
+    def check(self, num=2, noise_std=0.0):
+        if isinstance(num, bool) or not isinstance(num, int) or num < 1:
+            raise ValueError(f"num: expected an int >= 1, got {num!r}")
+        check_std("noise_std", noise_std)
+        std = [0.0, float(noise_std), float(noise_std), float(noise_std), 0.0] * int(num)
+        self.noise = ObsNoise(std, self.num_envs, self._env.device, getattr(self._env.cfg, "seed", None),
+                              f"nearest_poles/{self.course_name}")
+
+    def out_shape(self, num=2, noise_std=0.0):
+        return (self.num_envs, int(num) * POLE_VALUES)
+
+    def launch(self, out, num=2, noise_std=0.0):
+        ec = self.ec
+        self.read()
+        g = ec.course.generator.result
+        wp.launch(nearest_poles_kernel, dim=ec.num_envs,
+                  inputs=[int(num), ec.position, ec.orientation, ec.origin, ec.course.result.valid, g.obstacle_pos,
+                          g.obstacle_radius, g.obstacle_height, g.obstacle_count],
+                  outputs=[out], device=ec.device)
+        self.noise.apply(out)
+
+    def reset(self, env_ids=None) -> None:
+        self.noise.reset(env_ids=env_ids)
+        return CourseTerm.reset(self, env_ids)
+
+    def __call__(self, env, course_name: str = "course", num: int = 2, noise_std: float = 0.0):
+        return self.compute(num=num, noise_std=noise_std)
+

@@ -8,6 +8,9 @@ race instead of one kind of loop.
   field courses (9-24 m, 0.6-1.7 m openings, climbs to 7 m) and outdoor sprints (25-80 m, legs to
   30 m), each one pass from a start pose, some from the ground. No real layout is a training input:
   ``track_gen.layouts.coverage`` shows that each one lies inside this distribution.
+* **what it sees**: the racer's 50 values plus the two nearest pole obstacles in the body frame
+  (:class:`~track_gen_isaac.mdp.nearest_poles`, 5 a pole, with the gates' position noise): a lab
+  arena's thin poles stand half a metre from its gates.
 * **starts**: a quarter of the episodes from the course start (a standing start, or a take-off
   where the course starts on the ground), the rest on a random gate (not the last one, which is the
   finish) with the racer's jitter (:class:`~track_gen_isaac.mdp.place_at_start_or_checkpoint`).
@@ -23,13 +26,16 @@ own box, as the racer's ``-Play`` env does.
 from __future__ import annotations
 
 from isaaclab.managers import EventTermCfg as EventTerm
+from isaaclab.managers import ObservationGroupCfg as ObsGroup
+from isaaclab.managers import ObservationTermCfg as ObsTerm
 from isaaclab.utils import configclass
 
 from track_gen.pipeline.presets import gates_real_config
 from track_gen_isaac import mdp
 from track_gen_isaac.course_cfg import CourseCfg
 from track_gen_isaac.tasks.drone_gates_track import _HALF, _HALF_HEIGHT, GatesEventsCfg, _to_play
-from track_gen_isaac.tasks.drone_racer import SAFETY_MARGIN, DroneGatesRaceEnvCfg, body_box, centre_plant, with_margin
+from track_gen_isaac.tasks.drone_racer import (GATE_NOISE, SAFETY_MARGIN, DroneGatesRaceEnvCfg, RaceObsCfg, body_box,
+                                               centre_plant, with_margin)
 
 __all__ = ["DroneGatesRealEnvCfg", "DroneGatesRealEnvCfg_PLAY", "START_SHARE", "ALTITUDE"]
 
@@ -37,6 +43,15 @@ __all__ = ["DroneGatesRealEnvCfg", "DroneGatesRealEnvCfg_PLAY", "START_SHARE", "
 START_SHARE = 0.25
 #: the altitude band [m] of the ``altitude`` termination: the ground to above the highest gates drawn
 ALTITUDE = (0.0, 9.0)
+
+
+@configclass
+class RealObsCfg:
+    @configclass
+    class PolicyCfg(RaceObsCfg.PolicyCfg):
+        poles = ObsTerm(func=mdp.nearest_poles, params={"num": 2, "noise_std": GATE_NOISE})
+
+    policy: PolicyCfg = PolicyCfg()
 
 
 @configclass
@@ -53,6 +68,7 @@ class RealEventsCfg:
 class DroneGatesRealEnvCfg(DroneGatesRaceEnvCfg):
     """The racer on ``gates_real`` courses: every scale of real track, one pass, some from the ground."""
 
+    observations: RealObsCfg = RealObsCfg()
     events: RealEventsCfg = RealEventsCfg()
     course: CourseCfg = with_margin(
         CourseCfg(generator=gates_real_config(), collision="frame", half_extents=_HALF, half_height=_HALF_HEIGHT),

@@ -122,8 +122,11 @@ class DroneGatesRaceEnvCfg(DroneGatesEnvCfg):
 
 
 def _noise_free(cfg: DroneGatesRaceEnvCfg) -> None:
-    cfg.observations.policy.state.params["noise_std"] = (0.0, 0.0, 0.0, 0.0)
-    cfg.observations.policy.gates.params["noise_std"] = 0.0
+    """No observation noise: every policy term's ``noise_std`` set to zero (a number or a tuple)."""
+    for term in vars(cfg.observations.policy).values():
+        std = getattr(term, "params", {}).get("noise_std") if hasattr(term, "params") else None
+        if std is not None:
+            term.params["noise_std"] = tuple(0.0 for _ in std) if isinstance(std, (tuple, list)) else 0.0
 
 
 def centre_plant(cfg: DroneGatesRaceEnvCfg) -> None:

@@ -38,7 +38,7 @@ from track_gen_isaac.experimental.mdp.terminations import (
 )
 from track_gen_isaac.mdp.curriculum import course_difficulty, course_schedule
 from track_gen_isaac.experimental.mdp.props import move_gate_props
-from track_gen_isaac.experimental.mdp.racer_observations import gate_frames, racer_state
+from track_gen_isaac.experimental.mdp.racer_observations import gate_frames, nearest_poles, racer_state
 from track_gen_isaac.experimental.mdp.randomization import randomize_quadrotor
 from track_gen_isaac.experimental.mdp.depth import depth_flat, depth_image
 from track_gen_isaac.experimental.mdp.quadrotor import (
@@ -50,7 +50,7 @@ from track_gen_isaac.experimental.mdp.quadrotor import (
 
 __all__ = [
     "move_gate_props",
-    "racer_state", "gate_frames", "randomize_quadrotor", "depth_flat", "depth_image",
+    "racer_state", "gate_frames", "nearest_poles", "randomize_quadrotor", "depth_flat", "depth_image",
     "QuadrotorAction", "quad_state", "body_rate_l2", "altitude_out_of_range",
     "course_difficulty", "course_schedule",
     "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint", "place_at_start_or_checkpoint",

@@ -11,7 +11,7 @@ from track_gen_isaac.experimental.mdp._base import ReaderTerm
 from track_gen_isaac.experimental.mdp.observations import _ObsTerm
 from track_gen_isaac.mdp import racer_observations as stable_obs
 
-__all__ = ["racer_state", "gate_frames"]
+__all__ = ["racer_state", "gate_frames", "nearest_poles"]
 
 
 class racer_state(stable_obs.racer_state, WarpManagerTermBase):
@@ -41,3 +41,16 @@ class gate_frames(_ObsTerm, stable_obs.gate_frames):
     def reset(self, env_ids=None, env_mask=None):
         self.noise.reset(env_mask=env_mask, env_ids=env_ids)
         return ReaderTerm.reset(self, env_ids, env_mask)
+
+
+class nearest_poles(_ObsTerm, stable_obs.nearest_poles):
+    __doc__ = stable_obs.nearest_poles.__doc__
+    modes = ("gates",)
+
+    def __call__(self, env, out, course_name: str = "course", num: int = 2, noise_std: float = 0.0):
+        self.launch(out, num=num, noise_std=noise_std)
+
+    def reset(self, env_ids=None, env_mask=None):
+        self.noise.reset(env_mask=env_mask, env_ids=env_ids)
+        return ReaderTerm.reset(self, env_ids, env_mask)
+
