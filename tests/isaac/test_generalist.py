@@ -153,3 +153,57 @@ def test_a_layout_that_breaks_a_rule_is_refused_before_anything_flies():
     with pytest.raises(ValueError, match=r"layout 'level3' breaks the course rules.*CROWDED: gates 0 and 1"):
         layout_suite(data / "level3.toml", lsy_axis="x")
     assert layout_suite(data / "competition_alphapilot.toml").name == "competition_alphapilot"
+
+
+def _nearest_poles_reference(p, q, base, radius, height, count, valid, num):
+    """float64 numpy: the ``num`` poles nearest in plan view (ties: lower index), 5 values a pole."""
+    from .helpers import rotate_inv
+
+    out = np.zeros(num * 5)
+    if not valid or count <= 0:
+        return out
+    d = ((base[:count, :2] - p[:2]) ** 2).sum(axis=1)
+    order = sorted(range(count), key=lambda k: (d[k], k))
+    for i, k in enumerate(order[:num]):
+        z = np.clip(p[2], base[k, 2], base[k, 2] + height[k])
+        out[5 * i: 5 * i + 5] = [1.0, *rotate_inv(q, np.array([base[k, 0], base[k, 1], z]) - p), radius[k]]
+    return out
+
+
+def test_nearest_poles_match_the_reference():
+    """In a real env of the generalist (poles on many courses): the clean term against numpy after
+    random flight, with 1 to 5 slots (more slots than poles give zeros)."""
+    import gymnasium as gym
+    import torch
+    from isaaclab.managers import ObservationTermCfg as ObsTerm
+
+    from track_gen_isaac import mdp
+    from track_gen_isaac.env_course import get_course
+
+    cfg = _cfg(TASK, 32)
+    pol = cfg.observations.policy
+    pol.concatenate_terms = False
+    for n in (1, 2, 5):
+        setattr(pol, f"clean{n}", ObsTerm(func=mdp.nearest_poles, params={"num": n}))
+    e = gym.make(TASK, cfg=cfg)
+    try:
+        env = e.unwrapped
+        e.reset()
+        gen = torch.Generator().manual_seed(3)
+        for _ in range(5):
+            obs, *_ = e.step(torch.rand(32, 4, generator=gen) * 1.2 - 0.6)
+        obs = {k: v.numpy().copy() for k, v in obs["policy"].items()}
+        g = get_course(env).course.generator.result
+        base, rad, hgt = g.obstacle_pos.numpy(), g.obstacle_radius.numpy(), g.obstacle_height.numpy()
+        cnt, valid = g.obstacle_count.numpy(), get_course(env).course.result.valid.numpy()
+        d = env.scene["robot"].data
+        p = (d.root_pos_w.torch - env.scene.env_origins).numpy().astype(np.float64)
+        q = d.root_quat_w.torch.numpy().astype(np.float64)
+        assert (cnt > 0).sum() > 5 and (cnt == 0).sum() > 0     # courses with poles and without
+        for n in (1, 2, 5):
+            for i in range(32):
+                ref = _nearest_poles_reference(p[i], q[i], base[i], rad[i], hgt[i], cnt[i], valid[i], n)
+                np.testing.assert_allclose(obs[f"clean{n}"][i], ref, rtol=1e-4, atol=1e-5)
+        assert obs["poles"].shape == (32, 10)       # the task's own term, with noise
+    finally:
+        e.close()
