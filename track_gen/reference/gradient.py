@@ -51,7 +51,7 @@ def lap_time_grad(basis: SplineBasis, X: np.ndarray, limits: VehicleLimits, *, w
     b = _bounds(geo, path, prof, limits, basis.closed)
     act = _active_bounds(b, limits.max_accel)
     lam, g_ds = _adjoint(b, act)
-    g_gt, g_kk, g_kh2, g_hh, g_dsum = _coefficient_grads(b, act, lam, g_ds, limits)
+    g_gt, g_kk, g_kh2, g_h_sq, g_dsum = _coefficient_grads(b, act, lam, g_ds, limits)
 
     # coefficients -> tangent, curvature
     g, t, k, h = limits.gravity, b.t, b.k, b.h
@@ -61,7 +61,7 @@ def lap_time_grad(basis: SplineBasis, X: np.ndarray, limits: VehicleLimits, *, w
     g_t[:, 2] += g * g_gt
     g_k = 2.0 * k * g_kk[:, None] + 2.0 * h * g_kh2[:, None]
     g_t += -2.0 * g * g_kh2[:, None] * (kt * _Z + tz * k)
-    g_t += -2.0 * g * g * g_hh[:, None] * tz * (_Z - tz * t)
+    g_t += -2.0 * g * g * g_h_sq[:, None] * tz * (_Z - tz * t)
     grad = geometry_vjp(basis, geo, g_t, g_k, g_dsum)
     return TimeGrad(prof.time, grad, prof)
 
@@ -70,7 +70,7 @@ def lap_time_grad(basis: SplineBasis, X: np.ndarray, limits: VehicleLimits, *, w
 class _Bounds:
     """Per-sample terms of the profile's bounds on ``w = v^2`` (M samples; pair ``i -> j = i + 1``).
 
-    ``r = sqrt(a^2 - (kk w^2 + kh2 w + hh))`` is the acceleration left along the path; ``reach`` bounds
+    ``r = sqrt(a^2 - (kk w^2 + kh2 w + h_sq))`` is the acceleration left along the path; ``reach`` bounds
     ``w[j]`` from ``w[i]`` (full acceleration), ``brake`` bounds ``w[i]`` from ``w[j]`` (full braking),
     ``wl`` is the squared speed limit."""
 
@@ -84,7 +84,7 @@ class _Bounds:
     gt: np.ndarray
     kk: np.ndarray
     kh2: np.ndarray
-    hh: np.ndarray
+    h_sq: np.ndarray
     wl: np.ndarray
     r: np.ndarray
     i: np.ndarray
@@ -104,14 +104,14 @@ def _bounds(geo: Geometry, path: SampledPath, prof: SpeedProfile, limits: Vehicl
     gt = g * t[:, 2]
     kk = np.sum(k * k, 1)
     kh2 = 2.0 * np.sum(k * h, 1)
-    hh = np.sum(h * h, 1)
+    h_sq = np.sum(h * h, 1)
     wl = speed_limits(path, limits) ** 2
-    r = np.sqrt(np.maximum(a * a - (kk * w * w + kh2 * w + hh), 0.0))
+    r = np.sqrt(np.maximum(a * a - (kk * w * w + kh2 * w + h_sq), 0.0))
     i = np.arange(M if closed else M - 1)  # pair i: sample i -> sample j = i + 1 (mod M)
     j = (i + 1) % M
     reach = w[i] + 2.0 * ds * (-gt[i] + r[i])  # bound on w[j]
     brake = w[j] + 2.0 * ds * (gt[j] + r[j])  # bound on w[i]
-    return _Bounds(closed, v, w, t, k, ds, h, gt, kk, kh2, hh, wl, r, i, j, reach, brake)
+    return _Bounds(closed, v, w, t, k, ds, h, gt, kk, kh2, h_sq, wl, r, i, j, reach, brake)
 
 
 @dataclass
@@ -199,7 +199,7 @@ def _adjoint(b: _Bounds, act: _Active) -> tuple[np.ndarray, np.ndarray]:
 
 def _coefficient_grads(b: _Bounds, act: _Active, lam: np.ndarray, g_ds: np.ndarray,
                        limits: VehicleLimits) -> tuple[np.ndarray, ...]:
-    """The time's gradient with respect to the per-sample coefficients ``gt, kk, kh2, hh`` and the
+    """The time's gradient with respect to the per-sample coefficients ``gt, kk, kh2, h_sq`` and the
     chord lengths, from the adjoint ``lam`` through each sample's active bound."""
     M = len(b.w)
     w, wl, ds, gt, r, kk, kh2 = b.w, b.wl, b.ds, b.gt, b.r, b.kk, b.kh2
@@ -207,7 +207,7 @@ def _coefficient_grads(b: _Bounds, act: _Active, lam: np.ndarray, g_ds: np.ndarr
     g_gt = np.zeros(M)
     g_kk = np.zeros(M)
     g_kh2 = np.zeros(M)
-    g_hh = np.zeros(M)
+    g_h_sq = np.zeros(M)
     g_dsum = g_ds.copy()
     # (1) speed limits (none where a max_speed cap or a straight sample sets them)
     j1 = np.nonzero(act.kind == 1)[0]
@@ -219,15 +219,15 @@ def _coefficient_grads(b: _Bounds, act: _Active, lam: np.ndarray, g_ds: np.ndarr
     f = np.where(ok, -lam[j1] / np.where(ok, den, 1.0), 0.0)
     np.add.at(g_kk, j1, f * np.where(ok, wl1 * wl1, 0.0))
     np.add.at(g_kh2, j1, f * np.where(ok, wl1, 0.0))
-    np.add.at(g_hh, j1, f)
+    np.add.at(g_h_sq, j1, f)
 
     def r_partials(src, pair, lam_dst):
         """Add lam * d(2 ds r_src) / d(coefficients of src) where src carries r's derivatives
-        (r^2 = a^2 - (kk w^2 + kh2 w + hh))."""
+        (r^2 = a^2 - (kk w^2 + kh2 w + h_sq))."""
         c = np.where(live[src], lam_dst * 2.0 * ds[pair] * (-0.5 / r_eff[src]), 0.0)
         np.add.at(g_kk, src, c * w[src] ** 2)
         np.add.at(g_kh2, src, c * w[src])
-        np.add.at(g_hh, src, c)
+        np.add.at(g_h_sq, src, c)
 
     # (2) reach: bound_j = w_i + 2 ds_i (-gt_i + r_i)
     lr = lam[jr] * (b.reach[ir] > 0.0)
@@ -239,4 +239,4 @@ def _coefficient_grads(b: _Bounds, act: _Active, lam: np.ndarray, g_ds: np.ndarr
     np.add.at(g_dsum, jb, lb * 2.0 * (gt[ib] + np.where(live[ib], r[ib], 0.0)))
     np.add.at(g_gt, ib, lb * 2.0 * ds[jb])
     r_partials(ib, jb, lb)
-    return g_gt, g_kk, g_kh2, g_hh, g_dsum
+    return g_gt, g_kk, g_kh2, g_h_sq, g_dsum

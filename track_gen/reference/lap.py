@@ -165,10 +165,10 @@ def sample_path(points, closed: bool, ds: float = 0.05) -> SampledPath:
     x, hi = u - knots[i], h[i]
     a, b = seg_start[i], seg_end[i]
     Ma, Mb = M[i], M[(i + 1) % len(M)]
-    xa, xb, hh = (hi - x)[:, None], x[:, None], hi[:, None]
-    pos = Ma * xa**3 / (6 * hh) + Mb * xb**3 / (6 * hh) + (a / hh - Ma * hh / 6) * xa + (b / hh - Mb * hh / 6) * xb
-    d1 = -Ma * xa**2 / (2 * hh) + Mb * xb**2 / (2 * hh) - (a / hh - Ma * hh / 6) + (b / hh - Mb * hh / 6)
-    d2 = Ma * xa / hh + Mb * xb / hh
+    xa, xb, span = (hi - x)[:, None], x[:, None], hi[:, None]
+    pos = Ma * xa**3 / (6 * span) + Mb * xb**3 / (6 * span) + (a / span - Ma * span / 6) * xa + (b / span - Mb * span / 6) * xb
+    d1 = -Ma * xa**2 / (2 * span) + Mb * xb**2 / (2 * span) - (a / span - Ma * span / 6) + (b / span - Mb * span / 6)
+    d2 = Ma * xa / span + Mb * xb / span
     speed = np.linalg.norm(d1, axis=1, keepdims=True)
     t = d1 / speed
     k = (d2 - np.sum(d2 * t, axis=1, keepdims=True) * t) / speed**2
@@ -205,8 +205,8 @@ def _coefficients(path: SampledPath, limits: VehicleLimits) -> tuple[list, list,
 
 def accel_limits(path: SampledPath, limits: VehicleLimits, j: int, w: float) -> tuple[float, float]:
     """(largest acceleration, largest deceleration) along the path at sample ``j`` flown at ``v^2 = w``."""
-    gt, kk, kh2, hh = (c[j] for c in _coefficients(path, limits))
-    r = math.sqrt(max(limits.max_accel**2 - (w * w * kk + w * kh2 + hh), 0.0))
+    gt, kk, kh2, h_sq = (c[j] for c in _coefficients(path, limits))
+    r = math.sqrt(max(limits.max_accel**2 - (w * w * kk + w * kh2 + h_sq), 0.0))
     return -gt + r, gt + r
 
 
@@ -214,12 +214,12 @@ def _sweep(w: np.ndarray, pairs: np.ndarray, ds: np.ndarray, coef, a2: float, si
     """Propagate ``w = v^2`` along ``pairs`` (from, to) with step lengths ``ds``: ``w[to] <= w[from] +
     2 ds a``, ``a`` the largest acceleration (``sign = -1``: forward) or deceleration (``+1``:
     backward, pairs run against travel) at ``from``. Returns the largest decrease."""
-    gt, kk, kh2, hh = coef
+    gt, kk, kh2, h_sq = coef
     wl = w.tolist()
     change = 0.0
     for (i, j), d in zip(pairs.tolist(), ds.tolist()):
         x = wl[i]
-        r = math.sqrt(max(a2 - (x * x * kk[i] + x * kh2[i] + hh[i]), 0.0))
+        r = math.sqrt(max(a2 - (x * x * kk[i] + x * kh2[i] + h_sq[i]), 0.0))
         bound = max(x + 2.0 * d * (sign * gt[i] + r), 0.0)
         if bound < wl[j]:
             change = max(change, wl[j] - bound)

@@ -90,16 +90,16 @@ class Openings:
         if nrm.shape != (G, 3):
             raise ValueError(f"Openings.normal: expected [{G}, 3], got shape {nrm.shape}")
         hw = np.broadcast_to(np.asarray(self.half_width, np.float64), (G,)).copy()
-        hh = np.broadcast_to(np.asarray(self.half_height, np.float64), (G,)).copy()
-        for name, v in (("pos", pos), ("normal", nrm), ("half_width", hw), ("half_height", hh)):
+        half_h = np.broadcast_to(np.asarray(self.half_height, np.float64), (G,)).copy()
+        for name, v in (("pos", pos), ("normal", nrm), ("half_width", hw), ("half_height", half_h)):
             if not np.isfinite(v).all():
                 raise ValueError(f"Openings.{name}: every value must be finite")
-        if np.any(hw < 0) or np.any(hh < 0):
+        if np.any(hw < 0) or np.any(half_h < 0):
             raise ValueError("Openings.half_width / half_height: expected values >= 0 [m]")
         if self.closed and G < 2:
             raise ValueError(f"Openings: a loop needs at least 2 openings, got {G}")
         nrm = nrm / np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-300)
-        for name, v in (("pos", pos), ("normal", nrm), ("half_width", hw), ("half_height", hh)):
+        for name, v in (("pos", pos), ("normal", nrm), ("half_width", hw), ("half_height", half_h)):
             object.__setattr__(self, name, v)
         object.__setattr__(self, "closed", bool(self.closed))
 

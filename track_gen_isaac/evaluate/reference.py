@@ -159,7 +159,7 @@ def course_references(ec, limits: VehicleLimits, ds: float = 0.05, *,
     cps = ec.course.checkpoints
     cp_s, cp_n = cps.s.numpy(), cps.count.numpy()
     cp_pos, cp_nrm = cps.pos.numpy(), cps.normal.numpy()
-    cp_hw, cp_hh, cp_closed = cps.half_width.numpy(), cps.half_height.numpy(), cps.closed.numpy()
+    cp_half_w, cp_half_h, cp_closed = cps.half_width.numpy(), cps.half_height.numpy(), cps.closed.numpy()
     start = ec.course.result.start_pos.numpy()
     valid = ec.course.result.valid.numpy()
     opts = path_options(ec) if path else None
@@ -174,9 +174,9 @@ def course_references(ec, limits: VehicleLimits, ds: float = 0.05, *,
         loop = bool(closed[e])
         s0 = project_on_line(p, loop, start[e].astype(np.float64))
         finish = float(cp_s[e, k - 1])
-        op = Openings(cp_pos[e, :k], cp_nrm[e, :k], cp_hw[e, :k], cp_hh[e, :k], bool(cp_closed[e]))
-        key = _key(version, p, loop, s0, finish, start[e], cp_pos[e, :k], cp_nrm[e, :k], cp_hw[e, :k],
-                   cp_hh[e, :k], bool(cp_closed[e]), limits, ds, opts)
+        op = Openings(cp_pos[e, :k], cp_nrm[e, :k], cp_half_w[e, :k], cp_half_h[e, :k], bool(cp_closed[e]))
+        key = _key(version, p, loop, s0, finish, start[e], cp_pos[e, :k], cp_nrm[e, :k], cp_half_w[e, :k],
+                   cp_half_h[e, :k], bool(cp_closed[e]), limits, ds, opts)
         out.append(_cached(key, lambda: _course_reference(p, loop, s0, finish, start[e].astype(np.float64), op,
                                                           limits, ds, opts)))
     return out

@@ -55,8 +55,8 @@ def next_checkpoints_kernel(
     valid: wp.array(dtype=wp.int32),
     cp_pos: wp.array2d(dtype=wp.vec3f),
     cp_normal: wp.array2d(dtype=wp.vec3f),
-    cp_hw: wp.array2d(dtype=wp.float32),
-    cp_hh: wp.array2d(dtype=wp.float32),
+    cp_half_w: wp.array2d(dtype=wp.float32),
+    cp_half_h: wp.array2d(dtype=wp.float32),
     cp_count: wp.array(dtype=wp.int32),
     cp_closed: wp.array(dtype=wp.int32),
     next_index: wp.array(dtype=wp.int32),
@@ -96,12 +96,12 @@ def next_checkpoints_kernel(
             if ll > 0.0:
                 lat = lat / ll
             up = wp.cross(nn, lat)
-            hw = cp_hw[e, k]
-            hh = cp_hh[e, k]
-            _put3(obs_out, e, base + 3, _body(q, p, c + lat * hw + up * hh))
-            _put3(obs_out, e, base + 6, _body(q, p, c - lat * hw + up * hh))
-            _put3(obs_out, e, base + 9, _body(q, p, c - lat * hw - up * hh))
-            _put3(obs_out, e, base + 12, _body(q, p, c + lat * hw - up * hh))
+            half_w = cp_half_w[e, k]
+            half_h = cp_half_h[e, k]
+            _put3(obs_out, e, base + 3, _body(q, p, c + lat * half_w + up * half_h))
+            _put3(obs_out, e, base + 6, _body(q, p, c - lat * half_w + up * half_h))
+            _put3(obs_out, e, base + 9, _body(q, p, c - lat * half_w - up * half_h))
+            _put3(obs_out, e, base + 12, _body(q, p, c + lat * half_w - up * half_h))
 
 
 class next_checkpoints(CourseTerm):

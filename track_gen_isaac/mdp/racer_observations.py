@@ -143,8 +143,8 @@ def gate_frames_kernel(
     valid: wp.array(dtype=wp.int32),
     cp_pos: wp.array2d(dtype=wp.vec3f),
     cp_normal: wp.array2d(dtype=wp.vec3f),
-    cp_hw: wp.array2d(dtype=wp.float32),
-    cp_hh: wp.array2d(dtype=wp.float32),
+    cp_half_w: wp.array2d(dtype=wp.float32),
+    cp_half_h: wp.array2d(dtype=wp.float32),
     cp_count: wp.array(dtype=wp.int32),
     cp_closed: wp.array(dtype=wp.int32),
     next_index: wp.array(dtype=wp.int32),
@@ -174,8 +174,8 @@ def gate_frames_kernel(
         for j in range(3):
             obs_out[e, b + j] = c[j]
             obs_out[e, b + 3 + j] = nn[j]
-        obs_out[e, b + 6] = cp_hw[e, k]
-        obs_out[e, b + 7] = cp_hh[e, k]
+        obs_out[e, b + 6] = cp_half_w[e, k]
+        obs_out[e, b + 7] = cp_half_h[e, k]
 
 
 class gate_frames(next_checkpoints):
