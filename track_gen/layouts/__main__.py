@@ -9,6 +9,7 @@ every layout is covered, 1 when one is not.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import ast
 import sys
 
@@ -67,8 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     all_covered = True
     for path in files:
         layout = load(path, lsy_axis=args.lsy_axis)
-        res = coverage(layout, spec, num_envs=args.num_envs, seed=args.seed)
-        print(str(res).replace(f"by {type(spec).__name__}", f"by preset {args.preset}"), end="\n\n")
+        res = dataclasses.replace(coverage(layout, spec, num_envs=args.num_envs, seed=args.seed),
+                                  source=f"preset {args.preset}")
+        print(res, end="\n\n")
         all_covered &= res.covered
     return 0 if all_covered else 1
 

@@ -237,16 +237,6 @@ class Program:
                 specs[name].check(f"{what} lo", lo)
                 specs[name].check(f"{what} hi", hi)
 
-    def mixture_values(self) -> list[tuple[str, dict[str, float]]]:
-        """For each mixture component, the parameter values at both ends of its ranges (merged over the
-        current base values), for cross-parameter checks: ``[(component, values), ...]``."""
-        out = []
-        base = dict(self.params)
-        for cname, _, ranges in self.spec.mixture:
-            for end in (0, 1):
-                out.append((cname, {**base, **{n: r[end] for n, r in ranges.items()}}))
-        return out
-
     @property
     def mixture_component(self) -> wp.array:
         """[E] int32: the mixture component each env drew at its last generation (an index into

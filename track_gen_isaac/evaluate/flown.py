@@ -22,6 +22,7 @@ import json
 from pathlib import Path
 
 from track_gen_isaac.evaluate.suites import Suite, get_suite, suite_of_task
+from track_gen_isaac.task_ids import play_task_of
 
 __all__ = ["DYNAMICS", "flown_suite", "run_task", "racer_suite", "task_course_mode"]
 
@@ -59,12 +60,6 @@ def _kind(mode: str | None) -> str:
     return {"gates": "gate", "track": "band-track"}.get(mode, str(mode))
 
 
-def _play(task: str) -> str:
-    from track_gen_isaac.task_ids import play_task_of
-
-    return play_task_of(task)
-
-
 def flown_suite(task: str, dynamics: str = "centre", suite: str | Suite | None = None, layout=None,
                 lsy_axis: str | None = None) -> Suite:
     """The suite ``task`` flies: ``suite``'s courses (default: its family's suite,
@@ -87,7 +82,7 @@ def flown_suite(task: str, dynamics: str = "centre", suite: str | Suite | None =
         if mode != kind:
             raise ValueError(f"layout {s.name!r} is a {_kind(kind)} layout, but task {base!r} races {_kind(mode)} "
                              f"courses: fly it with a checkpoint of a {_kind(kind)} task")
-        s = dataclasses.replace(s, task=_play(base))
+        s = dataclasses.replace(s, task=play_task_of(base))
     elif suite is None:
         s = suite_of_task(base)
     else:
@@ -97,7 +92,7 @@ def flown_suite(task: str, dynamics: str = "centre", suite: str | Suite | None =
             if own != mine:
                 raise ValueError(f"suite {s.name!r} holds {_kind(own)} courses, but task {base!r} races {_kind(mine)} "
                                  f"courses: fly it with a checkpoint of a {_kind(own)} task")
-            s = dataclasses.replace(s, task=_play(base))
+            s = dataclasses.replace(s, task=play_task_of(base))
     if dynamics == "randomized":  # the training cfg, but the body's own box (not its safety margin)
         return dataclasses.replace(s, task=base, env_overrides={**s.env_overrides, **BODY_OVERRIDES})
     if dynamics == "ideal":

@@ -136,11 +136,10 @@ def evaluate(checkpoint, suite: str | Suite | None = None, *, layout=None, lsy_a
     layout the task cannot fly (naming both), FileNotFoundError for a missing run folder or model
     file -- all before any env is built."""
     from track_gen_isaac.evaluate import figures as P
+    from track_gen_isaac.evaluate.rollout import checkpoint_shapes
     from track_gen_isaac.evaluate.tables import write_markdown
 
     ckpt = _resolve_checkpoint(checkpoint)
-    from track_gen_isaac.evaluate.rollout import checkpoint_shapes
-
     checkpoint_shapes(ckpt)  # not a checkpoint: refused now, not after the env is built
     s = resolve_suite(ckpt, suite, layout=layout, lsy_axis=lsy_axis, task=task, dynamics=dynamics)
     if isinstance(num_courses, bool) or not isinstance(num_courses, int) or num_courses < 1:
