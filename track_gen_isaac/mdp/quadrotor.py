@@ -24,6 +24,7 @@ from isaaclab.managers import ActionTerm, ActionTermCfg, ManagerTermBase
 from isaaclab.utils import configclass
 
 from track_gen_isaac.env_course import origin_view
+from track_gen_isaac.physics import free_body_step
 from track_gen_isaac.quadrotor import CRAZYFLIE, QuadrotorDynamics, QuadrotorModel
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,6 +51,7 @@ def setup_quadrotor(term, cfg, env) -> QuadrotorDynamics:
     if command not in QuadrotorDynamics.COMMANDS:
         raise ValueError(f"QuadrotorActionCfg.command: expected one of {QuadrotorDynamics.COMMANDS}, got {command!r}")
     dyn = QuadrotorDynamics(model, env.num_envs, env.device, env.physics_dt, command=command)
+    free_body_step()
     ids = torch.arange(env.num_envs, device=env.device, dtype=torch.int32)
     ixx, iyy, izz = (float(x) for x in model.inertia)
     inertia = torch.tensor([ixx, 0.0, 0.0, 0.0, iyy, 0.0, 0.0, 0.0, izz], device=env.device)

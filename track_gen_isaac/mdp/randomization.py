@@ -36,6 +36,7 @@ import warp as wp
 from isaaclab.managers import ManagerTermBase
 
 from track_gen_isaac.mdp.quadrotor import _action_term
+from track_gen_isaac.physics import hand_over_inertia
 from track_gen_isaac.quadrotor import QuadrotorDynamics
 
 __all__ = ["randomize_quadrotor", "RANGES", "check_ranges"]
@@ -128,21 +129,6 @@ def randomize_quadrotor_kernel(
     delay_out[i] = wp.min(k, lat_hi)
 
 
-def _flush_model_changes() -> None:
-    """Hand the new masses and inertias to the solver now rather than at the next physics step, so
-    both runtimes' reset orders (pose writes, forward kinematics) see the same model."""
-    try:
-        from isaaclab_newton.physics import NewtonManager
-    except ImportError:  # pragma: no cover
-        return
-    solver = getattr(NewtonManager, "_solver", None)
-    if solver is None or not NewtonManager._model_changes:
-        return
-    for change in NewtonManager._model_changes:
-        solver.notify_model_changed(change)
-    NewtonManager._model_changes = set()
-
-
 class randomize_quadrotor(ManagerTermBase):
     """Reset event: draw the resetting envs' quadrotor parameters (see the module docstring for the
     ranges and their reasons). Parameters (each ``(lo, hi)``): ``mass_scale``, ``inertia_scale``
@@ -197,7 +183,7 @@ class randomize_quadrotor(ManagerTermBase):
         asset = self._env.scene[self._asset_name]
         asset.set_masses_mask(masses=self.mass, env_mask=env_mask)
         asset.set_inertias_mask(inertias=self.inertia, env_mask=env_mask)
-        _flush_model_changes()
+        hand_over_inertia()
 
     def __call__(self, env, env_ids, action_name: str = "rotors", asset_name: str = "robot", seed=None,
                  mass_scale=RANGES["mass_scale"], inertia_scale=RANGES["inertia_scale"],

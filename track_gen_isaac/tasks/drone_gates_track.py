@@ -24,11 +24,12 @@ from isaaclab.managers import RewardTermCfg as RewTerm
 from isaaclab.managers import TerminationTermCfg as DoneTerm
 from isaaclab.scene import InteractiveSceneCfg
 from isaaclab.utils import configclass
-from isaaclab_newton.physics import MJWarpSolverCfg, NewtonCfg
+from isaaclab_newton.physics import NewtonCfg
 
 import track_gen as tg
 from track_gen_isaac import mdp
 from track_gen_isaac.course_cfg import CourseCfg
+from track_gen_isaac.physics import solver_cfg
 from track_gen_isaac.device import default_device
 from track_gen_isaac.mdp.quadrotor import QuadrotorActionCfg
 from track_gen_isaac.quadrotor import CRAZYFLIE, quadrotor_asset_cfg
@@ -93,13 +94,12 @@ class GatesEventsCfg:
 
 def _sim(cfg: ManagerBasedRLEnvCfg) -> None:
     """100 Hz physics, 50 Hz policy, on the default device. The drone is the only physical body and has no collision
-    shape, so MuJoCo-Warp runs without contacts or constraint iterations (2.7x faster per step
-    on the CPU than its defaults at 1024 envs, same trajectories: a free body has no constraints)."""
+    shape, so MuJoCo-Warp runs without contacts or constraint rows (:mod:`track_gen_isaac.physics`)."""
     cfg.decimation = 2
     cfg.sim.dt = 1 / 100
     cfg.sim.device = default_device()  # --device overrides
     cfg.sim.physics = NewtonCfg(
-        solver_cfg=MJWarpSolverCfg(disable_contacts=True, njmax=1, nconmax=0, iterations=1, ls_iterations=1),
+        solver_cfg=solver_cfg(),
         use_cuda_graph=True,
     )
 
