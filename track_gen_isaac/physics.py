@@ -3,7 +3,7 @@
 The quadrotor is a single body with no collision shape (the course computes every collision), so
 the simulation has nothing to constrain. :func:`solver_cfg` builds the solver with no constraint
 rows at all (``njmax=0``): MuJoCo-Warp then skips its constraint solver and takes the
-unconstrained acceleration as it is. One consequence is handled here:
+unconstrained acceleration as it is. Two consequences are handled here:
 
 * MuJoCo-Warp's Euler step, with implicit damping on (its default), solves for the acceleration
   from the constraint solver's output, which is never written when there are no rows: the body
@@ -11,11 +11,23 @@ unconstrained acceleration as it is. One consequence is handled here:
   have no damping, so it changes nothing else). Trajectories match those of the former settings
   (one constraint row, one solver iteration) to float rounding, and the gate task's env step takes
   0.65x the time.
+* A new mass or inertia (the racer's domain randomization, at every reset) reaches the solver
+  through Newton with a recomputation of every constant over all envs, including the qpos0
+  constants of the constraint solver (``set_const_0``: a forward pass over all envs, about 30 % of
+  the racer's env step). With no constraint rows nothing reads those, so
+  :func:`hand_over_inertia` copies the masses and inertias and recomputes only the subtree masses
+  (``set_const_fixed``, which the dynamics divide by: without it the simulation returns NaN within
+  a few steps). Trajectories are bit-identical to Newton's full hand-over (tested); the racer's
+  env step takes 0.73x the time.
 """
 
 from __future__ import annotations
 
-__all__ = ["solver_cfg", "free_body_step", "hand_over_inertia"]
+__all__ = ["solver_cfg", "free_body_step", "hand_over_inertia", "SHORT_HAND_OVER"]
+
+#: take :func:`hand_over_inertia`'s short path where it applies (False: always Newton's full
+#: hand-over, e.g. to compare the two)
+SHORT_HAND_OVER = True
 
 
 def solver_cfg():
@@ -67,19 +79,23 @@ def free_body_step() -> None:
 def hand_over_inertia() -> None:
     """Hand pending body-property changes (new masses and inertias) to the solver now rather than at
     the next physics step, so both runtimes' reset orders (pose writes, forward kinematics) see the
-    same model.
-
-    Newton's hand-over also recomputes the constraint solver's constants over all envs (a fifth of
-    the racer's env step at 1024 envs); copying only the masses and inertias, which no constraint
-    row would read, was tried and makes the simulation return NaN within a few steps of bang-bang
-    actions, so the full hand-over stays."""
+    same model (see the module docstring for the short path taken with no constraint rows)."""
     try:
         from isaaclab_newton.physics import NewtonManager
+        from newton import ModelFlags
     except ImportError:  # pragma: no cover
         return
     solver = getattr(NewtonManager, "_solver", None)
-    if solver is None or not NewtonManager._model_changes:
+    changes = NewtonManager._model_changes
+    if solver is None or not changes:
         return
-    for change in NewtonManager._model_changes:
-        solver.notify_model_changed(change)
+    if (SHORT_HAND_OVER and changes == {int(ModelFlags.BODY_INERTIAL_PROPERTIES)} and _mujoco_warp_solver() is solver
+            and hasattr(solver, "_update_model_inertial_properties")):
+        from mujoco_warp._src.io import set_const_fixed
+
+        solver._update_model_inertial_properties()
+        set_const_fixed(solver.mjw_model, solver.mjw_data)   # the subtree masses the dynamics divide by
+    else:
+        for change in changes:
+            solver.notify_model_changed(change)
     NewtonManager._model_changes = set()

@@ -55,3 +55,51 @@ def test_no_constraint_rows_fly_as_one_row_did():
     # ... along the same trajectory the former settings gave, to float rounding
     np.testing.assert_allclose(task["pos"], one_row["pos"], atol=1e-4)
     np.testing.assert_allclose(task["vel"], one_row["vel"], atol=1e-3)
+
+
+def _race(full: bool, monkeypatch):
+    """Positions of 64 envs of the generalist racer (its reset event draws new masses and inertias)
+    under bang-bang-ish random actions that crash and reset many of them; ``full``: Newton's full
+    hand-over of the new masses instead of :func:`hand_over_inertia`'s short path."""
+    import gymnasium as gym
+    from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
+
+    import track_gen_isaac.physics as physics
+    import track_gen_isaac.tasks  # noqa: F401
+
+    from mujoco_warp._src import io
+
+    calls = {"short": 0}
+    real = io.set_const_fixed
+
+    def spy(*args):   # called by the short path only (Newton's goes through the mujoco_warp package)
+        calls["short"] += 1
+        return real(*args)
+
+    monkeypatch.setattr(io, "set_const_fixed", spy)
+    monkeypatch.setattr(physics, "SHORT_HAND_OVER", not full)
+    task = "TrackGen-Drone-Gates-Real-v0"
+    cfg = load_cfg_from_registry(task, "env_cfg_entry_point")
+    cfg.scene.num_envs = 64
+    cfg.sim.device = "cpu"
+    cfg.seed = 5
+    env = gym.make(task, cfg=cfg)
+    data = env.unwrapped.scene["robot"].data
+    env.reset()
+    gen = torch.Generator().manual_seed(0)
+    pos, resets = [], 0
+    for _ in range(60):
+        _, _, term, trunc, _ = env.step(torch.rand(64, 4, generator=gen) * 1.8 - 0.9)
+        resets += int((torch.as_tensor(term) | torch.as_tensor(trunc)).sum())
+        pos.append(data.root_pos_w.torch.clone().numpy())
+    env.close()
+    return np.stack(pos), resets, calls["short"]
+
+
+def test_short_inertia_hand_over_is_bit_identical(monkeypatch):
+    short, resets, used = _race(False, monkeypatch)
+    full, _, used_by_full = _race(True, monkeypatch)
+    assert used_by_full == 0
+    assert resets > 10 and used > 0, "the comparison must cover resets that drew new masses through the short path"
+    assert np.isfinite(short).all()
+    np.testing.assert_array_equal(short, full)
