@@ -228,14 +228,19 @@ def checkpoint(tmp_path_factory) -> pathlib.Path:
 
 
 def test_layout_suite_of_a_shipped_file():
-    from track_gen_isaac.evaluate.layout_suite import LAYOUT_SEED, layout_suite
+    from track_gen_isaac.evaluate.layout_suite import DEFAULT_JITTER, LAYOUT_SEED, layout_suite
     from track_gen_isaac.evaluate.suites import RESERVED_SEEDS
 
     s = layout_suite(SHIPPED["aigp_competition_swift"])
     assert s.name == "aigp_competition_swift" and s.task == "TrackGen-Drone-Gates-v0" and s.laps == 1
     assert s.course == {"jitter_pos": 0.2} and s.seed == LAYOUT_SEED and s.seed in RESERVED_SEEDS
     assert s.family == "aigp_competition_swift" and s.version is None and s.to_dict()["layout"] == s.layout
-    assert layout_suite(SHIPPED["lsy_level0"]).course == {}  # tolerance 0: the nominal gates
+    lsy = layout_suite(SHIPPED["lsy_level0"])  # no tolerance in the file: the default jitter
+    assert lsy.course == {"jitter_pos": DEFAULT_JITTER} and "gives no tolerance" in lsy.description
+    assert layout_suite(SHIPPED["lsy_level0"], jitter=0.0).course == {}  # the nominal gates
+    assert layout_suite(SHIPPED["aigp_competition_swift"], jitter=0.1).course == {"jitter_pos": 0.1}
+    with pytest.raises(ValueError, match="jitter"):
+        layout_suite(SHIPPED["lsy_level0"], jitter=-1.0)
     with pytest.raises(ValueError, match="is a folder"):
         layout_suite(layouts.data_dir())
 

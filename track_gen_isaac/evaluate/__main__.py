@@ -27,7 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--layout", nargs="+", default=None, metavar="FILE",
                     help="real layout files or folders of them instead of a suite (track_gen.layouts format or "
                          "lsy_drone_racing configs): each flown --num_courses times from its start pose, gates "
-                         "jittered by its tolerance; results under eval/<layout name>, one table in eval/layouts.md")
+                         "jittered by its tolerance (5 cm where the file gives none); results under "
+                         "eval/<layout name>, one table in eval/layouts.md")
     ap.add_argument("--task", default=None,
                     help="the task whose env flies the checkpoint (default: the run's own, from its run.json)")
     ap.add_argument("--dynamics", choices=DYNAMICS, default="centre",

@@ -4,7 +4,8 @@ The layout (a ``track_gen.layouts`` file, or an lsy_drone_racing config with ``l
 flown from its start pose ``num_courses`` times, once per env: every env flies the same layout
 (``CourseCfg.layouts``), each with its own draw of the gate positions within the layout's
 per-gate tolerance (``jitter_pos`` = the largest ``tolerance`` of its gates, as lsy_drone_racing
-randomizes its levels; tolerance 0: every run flies the nominal gates). The task is the one its
+randomizes its levels). A file with no tolerance (0) is jittered by :data:`DEFAULT_JITTER` (5 cm,
+about what a gate's measured position is off by), so that its runs are not one run repeated. The task is the one its
 kind is trained on (a gate layout: ``TrackGen-Drone-Gates-v0``; a band track:
 ``TrackGen-Drone-Track-v0``); a one-pass layout is flown once (1 lap: the run ends at its last
 gate), a loop twice. The suite is named after the layout (its ``name``, else the file stem).
@@ -25,10 +26,12 @@ import numpy as np
 
 from track_gen_isaac.evaluate.suites import Suite
 
-__all__ = ["LAYOUT_SEED", "layout_suite", "apply_layout", "load_suite_layout"]
+__all__ = ["LAYOUT_SEED", "DEFAULT_JITTER", "layout_suite", "apply_layout", "load_suite_layout"]
 
 #: the course seed of layout suites (draws the gate jitter; in the reserved range)
 LAYOUT_SEED = 1_000_000_301
+#: the gate jitter [m] of a layout whose file gives no tolerance
+DEFAULT_JITTER = 0.05
 
 _TASKS = {"gates": "TrackGen-Drone-Gates-v0", "track": "TrackGen-Drone-Track-v0"}
 
@@ -46,7 +49,8 @@ def load_suite_layout(path, lsy_axis: str | None = None):
 def layout_suite(path, *, lsy_axis: str | None = None, time_limit_s: float = 30.0, laps: int | None = None,
                  jitter: float | None = None) -> Suite:
     """The :class:`Suite` of one layout file: named after the layout, gate positions jittered by
-    its tolerance (or ``jitter`` [m]), 1 lap for a one-pass layout and 2 for a loop (or ``laps``)."""
+    its tolerance (:data:`DEFAULT_JITTER` where it has none; or ``jitter`` [m], 0 for the nominal
+    gates), 1 lap for a one-pass layout and 2 for a loop (or ``laps``)."""
     from track_gen.layouts import GateLayout
 
     lay = load_suite_layout(path, lsy_axis)
@@ -54,13 +58,15 @@ def layout_suite(path, *, lsy_axis: str | None = None, time_limit_s: float = 30.
     options: dict = {}
     if kind == "gates":
         # the shortest decimal of the float32 tolerance (0.2, not 0.20000000298...): the same float32 on device
-        tol = float(str(np.max(lay.tolerance))) if jitter is None else float(jitter)
+        own = float(str(np.max(lay.tolerance)))
+        tol = (own if own > 0.0 else DEFAULT_JITTER) if jitter is None else float(jitter)
         if not (np.isfinite(tol) and tol >= 0.0):
             raise ValueError(f"jitter: expected a finite number >= 0 [m], got {tol!r}")
         if tol > 0.0:
             options["jitter_pos"] = tol
         shape = f"{lay.num_gates} gates, {lay.width[0]:g} m openings"
-        spread = f", gates jittered by up to {tol:g} m in x and y (its tolerance)" if tol > 0 else ", nominal gates"
+        why = "given" if jitter is not None else ("its tolerance" if own > 0.0 else "the file gives no tolerance")
+        spread = f", gates jittered by up to {tol:g} m in x and y ({why})" if tol > 0 else ", nominal gates"
     else:
         shape, spread = f"a band track of {lay.num_points} points", ""
     name = lay.name or Path(path).stem

@@ -87,7 +87,7 @@ def layout_table(table: dict) -> str:
     minimum-time reference, crash rate, endings), for an :func:`~track_gen_isaac.evaluate.evaluate_layouts` dict."""
     lines = [f"# Real layouts, zero-shot: `{table['checkpoint']}`", "",
              f"{table['num_courses']} runs per layout, each from the layout's start pose with the gates jittered by "
-             f"its tolerance; plant `{table['dynamics']}`. Means with 95% bootstrap intervals; a one-pass layout's "
+             f"its tolerance (5 cm where the file gives none); plant `{table['dynamics']}`. Means with 95% bootstrap intervals; a one-pass layout's "
              "time is the standing-start pass through every gate, its ratio against the minimum-time reference.", "",
              "| layout | completion | gates passed | time [s] | reference [s] | ratio | crash rate | endings |",
              "|---|---|---|---|---|---|---|---|"]
