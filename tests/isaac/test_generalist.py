@@ -155,15 +155,16 @@ def test_a_layout_that_breaks_a_rule_is_refused_before_anything_flies():
     assert layout_suite(data / "competition_alphapilot.toml").name == "competition_alphapilot"
 
 
-def _nearest_poles_reference(p, q, base, radius, height, count, valid, num):
-    """float64 numpy: the ``num`` poles nearest in plan view (ties: lower index), 5 values a pole."""
+def _nearest_poles_reference(p, q, base, radius, height, count, valid, num, max_range=np.inf):
+    """float64 numpy: the ``num`` poles nearest in plan view (ties: lower index) within ``max_range``,
+    5 values a pole."""
     from .helpers import rotate_inv
 
     out = np.zeros(num * 5)
     if not valid or count <= 0:
         return out
     d = ((base[:count, :2] - p[:2]) ** 2).sum(axis=1)
-    order = sorted(range(count), key=lambda k: (d[k], k))
+    order = [k for k in sorted(range(count), key=lambda k: (d[k], k)) if d[k] <= max_range ** 2]
     for i, k in enumerate(order[:num]):
         z = np.clip(p[2], base[k, 2], base[k, 2] + height[k])
         out[5 * i: 5 * i + 5] = [1.0, *rotate_inv(q, np.array([base[k, 0], base[k, 1], z]) - p), radius[k]]
@@ -185,6 +186,7 @@ def test_nearest_poles_match_the_reference():
     pol.concatenate_terms = False
     for n in (1, 2, 5):
         setattr(pol, f"clean{n}", ObsTerm(func=mdp.nearest_poles, params={"num": n}))
+    pol.near = ObsTerm(func=mdp.nearest_poles, params={"num": 5, "max_range": 3.0})
     e = gym.make(TASK, cfg=cfg)
     try:
         env = e.unwrapped
@@ -204,6 +206,11 @@ def test_nearest_poles_match_the_reference():
             for i in range(32):
                 ref = _nearest_poles_reference(p[i], q[i], base[i], rad[i], hgt[i], cnt[i], valid[i], n)
                 np.testing.assert_allclose(obs[f"clean{n}"][i], ref, rtol=1e-4, atol=1e-5)
+        near = [_nearest_poles_reference(p[i], q[i], base[i], rad[i], hgt[i], cnt[i], valid[i], 5, 3.0)
+                for i in range(32)]
+        np.testing.assert_allclose(obs["near"], np.stack(near), rtol=1e-4, atol=1e-5)
+        # the range drops poles: fewer present than with no range, on some course
+        assert (obs["near"][:, 0::5].sum() < obs["clean5"][:, 0::5].sum())
         assert obs["poles"].shape == (32, 10)       # the task's own term, with noise
     finally:
         e.close()

@@ -15,6 +15,8 @@ Noise is counter based (:mod:`track_gen_isaac.mdp.obs_noise`): the same draws in
 
 from __future__ import annotations
 
+import math
+
 import warp as wp
 from isaaclab.managers import ManagerTermBase
 
@@ -235,6 +237,7 @@ POLE_VALUES = 5
 def nearest_poles_kernel(
     # parameters
     num: int,
+    range_sq: float,
     # inputs
     pos_w: wp.array(dtype=wp.vec3f),
     quat_w: wp.array(dtype=wp.quatf),
@@ -249,8 +252,9 @@ def nearest_poles_kernel(
 ):
     """The ``num`` poles nearest to the body in plan view, nearest first: per pole 1 (present), the
     point of its axis nearest to the body (its height clamped to the pole) relative to the body in
-    the body frame (3), its radius; then zeros for the slots with no pole (none, or an invalid
-    course). Ties keep the lower index; O(num x poles) per env."""
+    the body frame (3), its radius; then zeros for the slots with no pole (none within
+    ``sqrt(range_sq)`` in plan view, or an invalid course). Ties keep the lower index; O(num x
+    poles) per env."""
     e = wp.tid()
     for j in range(num * 5):
         obs_out[e, j] = 0.0
@@ -271,7 +275,7 @@ def nearest_poles_kernel(
             if later and (d < best_d or (d == best_d and k < best_k)):
                 best_d = d
                 best_k = k
-        if best_k < 0:
+        if best_k < 0 or best_d > range_sq:
             return
         last_d = best_d
         last_k = best_k
@@ -289,27 +293,34 @@ class nearest_poles(CourseTerm):
     """The course's ``num`` nearest pole obstacles in the body frame, ``[E, 5 num]``: per pole 1 (a
     pole is there), the nearest point of its axis relative to the body in the body frame (3) and
     its radius [m]; zeros for a slot with no pole (a course with fewer poles, or none). Nearest in
-    plan view, nearest first. ``noise_std`` [m]: Gaussian noise on the three position values."""
+    plan view, nearest first. ``max_range`` [m]: poles farther than this in plan view count as
+    absent (None: no limit), so that the values stay bounded: a pole 40 m away on a sprint
+    tells the policy nothing and would stretch the observation normalizer. ``noise_std`` [m]:
+    Gaussian noise on the three position values."""
 
     modes = ("gates",)
 
-    def check(self, num=2, noise_std=0.0):
+    def check(self, num=2, noise_std=0.0, max_range=None):
         if isinstance(num, bool) or not isinstance(num, int) or num < 1:
             raise ValueError(f"num: expected an int >= 1, got {num!r}")
+        if max_range is not None and not (isinstance(max_range, (int, float)) and not isinstance(max_range, bool)
+                                          and math.isfinite(max_range) and max_range > 0):
+            raise ValueError(f"max_range: expected None or a finite number > 0 [m], got {max_range!r}")
         check_std("noise_std", noise_std)
         std = [0.0, float(noise_std), float(noise_std), float(noise_std), 0.0] * int(num)
         self.noise = ObsNoise(std, self.num_envs, self._env.device, getattr(self._env.cfg, "seed", None),
                               f"nearest_poles/{self.course_name}")
 
-    def out_shape(self, num=2, noise_std=0.0):
+    def out_shape(self, num=2, noise_std=0.0, max_range=None):
         return (self.num_envs, int(num) * POLE_VALUES)
 
-    def launch(self, out, num=2, noise_std=0.0):
+    def launch(self, out, num=2, noise_std=0.0, max_range=None):
         ec = self.ec
         self.read()
         g = ec.course.generator.result
+        range_sq = 3.0e38 if max_range is None else float(max_range) ** 2
         wp.launch(nearest_poles_kernel, dim=ec.num_envs,
-                  inputs=[int(num), ec.position, ec.orientation, ec.origin, ec.course.result.valid, g.obstacle_pos,
+                  inputs=[int(num), range_sq, ec.position, ec.orientation, ec.origin, ec.course.result.valid, g.obstacle_pos,
                           g.obstacle_radius, g.obstacle_height, g.obstacle_count],
                   outputs=[out], device=ec.device)
         self.noise.apply(out)
@@ -318,6 +329,7 @@ class nearest_poles(CourseTerm):
         self.noise.reset(env_ids=env_ids)
         return CourseTerm.reset(self, env_ids)
 
-    def __call__(self, env, course_name: str = "course", num: int = 2, noise_std: float = 0.0):
-        return self.compute(num=num, noise_std=noise_std)
+    def __call__(self, env, course_name: str = "course", num: int = 2, noise_std: float = 0.0,
+                 max_range: float | None = None):
+        return self.compute(num=num, noise_std=noise_std, max_range=max_range)
 

@@ -9,8 +9,8 @@ race instead of one kind of loop.
   30 m), each one pass from a start pose, some from the ground. No real layout is a training input:
   ``track_gen.layouts.coverage`` shows that each one lies inside this distribution.
 * **what it sees**: the racer's 50 values plus the two nearest pole obstacles in the body frame
-  (:class:`~track_gen_isaac.mdp.nearest_poles`, 5 a pole, with the gates' position noise): a lab
-  arena's thin poles stand half a metre from its gates.
+  within 5 m (:class:`~track_gen_isaac.mdp.nearest_poles`, 5 a pole, with the gates' position
+  noise): a lab arena's thin poles stand half a metre from its gates.
 * **starts**: a quarter of the episodes from the course start (a standing start, or a take-off
   where the course starts on the ground), the rest on a random gate (not the last one, which is the
   finish) with the racer's jitter (:class:`~track_gen_isaac.mdp.place_at_start_or_checkpoint`).
@@ -37,10 +37,13 @@ from track_gen_isaac.tasks.drone_gates_track import _HALF, _HALF_HEIGHT, GatesEv
 from track_gen_isaac.tasks.drone_racer import (GATE_NOISE, SAFETY_MARGIN, DroneGatesRaceEnvCfg, RaceObsCfg, body_box,
                                                centre_plant, with_margin)
 
-__all__ = ["DroneGatesRealEnvCfg", "DroneGatesRealEnvCfg_PLAY", "START_SHARE", "ALTITUDE"]
+__all__ = ["DroneGatesRealEnvCfg", "DroneGatesRealEnvCfg_PLAY", "START_SHARE", "ALTITUDE", "POLE_RANGE"]
 
 #: share of the training episodes that start at the course start (the rest: on a random gate)
 START_SHARE = 0.25
+#: the poles the policy sees [m, plan view]: farther ones are reported absent (bounded values; a
+#: pole 40 m down a sprint says nothing about the next second of flight)
+POLE_RANGE = 5.0
 #: the altitude band [m] of the ``altitude`` termination: the ground to above the highest gates drawn
 ALTITUDE = (0.0, 9.0)
 
@@ -49,7 +52,7 @@ ALTITUDE = (0.0, 9.0)
 class RealObsCfg:
     @configclass
     class PolicyCfg(RaceObsCfg.PolicyCfg):
-        poles = ObsTerm(func=mdp.nearest_poles, params={"num": 2, "noise_std": GATE_NOISE})
+        poles = ObsTerm(func=mdp.nearest_poles, params={"num": 2, "noise_std": GATE_NOISE, "max_range": POLE_RANGE})
 
     policy: PolicyCfg = PolicyCfg()
 

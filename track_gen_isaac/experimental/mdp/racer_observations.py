@@ -47,8 +47,9 @@ class nearest_poles(_ObsTerm, stable_obs.nearest_poles):
     __doc__ = stable_obs.nearest_poles.__doc__
     modes = ("gates",)
 
-    def __call__(self, env, out, course_name: str = "course", num: int = 2, noise_std: float = 0.0):
-        self.launch(out, num=num, noise_std=noise_std)
+    def __call__(self, env, out, course_name: str = "course", num: int = 2, noise_std: float = 0.0,
+                 max_range: float | None = None):
+        self.launch(out, num=num, noise_std=noise_std, max_range=max_range)
 
     def reset(self, env_ids=None, env_mask=None):
         self.noise.reset(env_mask=env_mask, env_ids=env_ids)
