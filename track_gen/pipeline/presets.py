@@ -28,7 +28,7 @@ REAL_MIXTURE: dict[str, tuple[float, dict]] = {
     "arena": (0.3, {
         "gates.size": (3.5, 7.0), "gate_frames.gate_width": (0.35, 0.65), "gate_frames.frame_thickness": (0.04, 0.18),
         "gates.min_spacing": 0.6, "gates.max_spacing": 4.0, "gates.height_min": 0.6, "gates.height_max": (1.0, 1.8),
-        "gates.max_turn": 1.75, "gates.yaw_jitter": 0.8, "gates.difficulty": (0.0, 1.0),
+        "gates.max_turn": 1.75, "gates.yaw_jitter": 0.5, "gates.difficulty": (0.0, 1.0),
         "gates.hard_size": (3.5, 7.0), "gates.hard_min_spacing": 0.6, "gates.hard_max_spacing": 4.0,
         "gates.hard_height_max": (1.2, 2.2), "gates.crossing_clearance": 0.5, "gates.ground_start": 0.5}),
     # a hall or field course: metre-wide gates 3-8 m apart, climbs and dives (AlphaPilot, TII)
