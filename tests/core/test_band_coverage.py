@@ -95,6 +95,20 @@ def test_the_default_band_track_does_not_cover_a_circuit_at_car_scale(name):
     assert cov.features["length"].values[0] > 400.0 > 40.0 >= cov.features["length"].hi
 
 
+def test_track_car_covers_the_circuits_but_their_tightest_hairpins():
+    """presets.track_car at the circuits' scale covers half widths, straights, corners and lengths of every
+    shipped circuit; its turns stop short of the circuits' hairpins (radius 0.8-1.2 m at 1/10 scale)."""
+    spec = presets.track_car(1024, "cpu", scale=0.1)
+    gen = tg.TrackGenerator(spec, seeds=0)
+    assert gen.result.valid.numpy().mean() > 0.7
+    for name, path in L.shipped("track").items():
+        cov = L.coverage(L.load(path, scale=0.1), gen, num_envs=1024)
+        assert cov.outside == ["curvature"], (name, str(cov))
+        assert cov.features["curvature"].values.max() > 0.8 > cov.features["curvature"].hi
+    with pytest.raises(ValueError, match="scale"):
+        presets.track_car(8, "cpu", scale=0.0)
+
+
 def test_command_line_takes_band_tracks_with_a_track_preset(capsys, tmp_path):
     lay = L.TrackLayout(centerline=np.c_[stadium(6.0, 3.0), np.zeros(len(stadium(6.0, 3.0)))], half_width=0.4,
                         name="stadium")
@@ -104,6 +118,10 @@ def test_command_line_takes_band_tracks_with_a_track_preset(capsys, tmp_path):
     out = capsys.readouterr().out
     assert rc == 1 and "coverage of tum_monza by preset track" in out and "by preset gates_real" in out
     assert "straight_length" in out
+    rc = layouts_main(["coverage", str(L.shipped("track")["tum_monza"]), "--preset", "track_car", "--scale", "0.1",
+                       "--num_envs", "512"])
+    out = capsys.readouterr().out
+    assert rc == 1 and "by preset track_car" in out and "NOT covered (curvature)" in out
     layouts_main(["coverage", str(tmp_path), "--preset", "track_hard", "--num_envs", "128", "--set", "size=12.0"])
     assert "coverage of stadium by preset track_hard" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="is a band track; --preset gates draws gate courses"):

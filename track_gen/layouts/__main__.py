@@ -17,15 +17,18 @@ import sys
 
 #: the presets the command line knows (``--preset``) by the layout kind they draw; ``gates`` flies 1 m
 #: openings, as the gate task; ``track`` is ``presets.track`` (the default band track), ``track_hard`` at
-#: difficulty 1
-PRESETS = {"gates_real": "gates", "gates": "gates", "gates_hard": "gates", "track": "track", "track_hard": "track"}
+#: difficulty 1, ``track_car`` is ``presets.track_car`` at the layouts' ``--scale`` (1 without it)
+PRESETS = {"gates_real": "gates", "gates": "gates", "gates_hard": "gates", "track": "track", "track_hard": "track",
+           "track_car": "track"}
 #: the preset a layout of each kind gets without ``--preset``
 DEFAULT_PRESET = {"gates": "gates_real", "track": "track"}
 
 
-def _preset(name: str, num_envs: int, overrides: dict):
+def _preset(name: str, num_envs: int, overrides: dict, scale: float | None = None):
     from track_gen.pipeline import presets
 
+    if name == "track_car":
+        return presets.track_car(num_envs, "cpu", **{"scale": 1.0 if scale is None else scale, **overrides})
     if name == "gates":
         return presets.gates(num_envs, "cpu", **{"gate_width": 1.0, **overrides})
     if name == "gates_hard":
@@ -87,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                              f"{name} draws {'gate courses' if kind == 'track' else 'band tracks'}: use one of "
                              f"{[n for n, k in PRESETS.items() if k == kind]}")
         if name not in specs:
-            specs[name] = _preset(name, args.num_envs, overrides)
+            specs[name] = _preset(name, args.num_envs, overrides, args.scale)
         res = dataclasses.replace(coverage(layout, specs[name], num_envs=args.num_envs, seed=args.seed),
                                   source=f"preset {name}")
         print(res, end="\n\n")
