@@ -123,7 +123,7 @@ def test_command_line_prints_one_table_per_file_and_exits_1_when_one_is_not_cove
 
 
 @pytest.mark.parametrize("kwargs, err, match", [
-    ({"layout": 3}, TypeError, "GateLayout or a gate layout file"),
+    ({"layout": 3}, TypeError, "GateLayout, a TrackLayout or a layout file"),
     ({"source": presets.track(8, "cpu")}, ValueError, "gate-course source"),
     ({"source": "gates"}, TypeError, "GateGenConfig, a PipelineSpec or a GateGenerator"),
     ({"num_envs": 0}, ValueError, "num_envs"),
@@ -137,7 +137,7 @@ def test_bad_arguments_are_refused(kwargs, err, match):
         L.coverage(layout, source, **args)
 
 
-def test_a_band_track_layout_is_refused_with_the_reason():
+def test_a_band_track_layout_needs_a_band_track_source():
     track = L.TrackLayout(centerline=np.c_[np.cos(np.arange(8)), np.sin(np.arange(8)), np.zeros(8)], half_width=0.5)
-    with pytest.raises(TypeError, match="band-track coverage"):
+    with pytest.raises(ValueError, match="band-track layout needs a band-track source"):
         L.coverage(track, presets.gates(8, "cpu", gate_width=1.0))

@@ -8,8 +8,9 @@
 * :func:`export` turns any env's current course (or a batch) into layouts.
 * :func:`coverage` measures whether a course distribution covers a layout, feature by feature
   (``python -m track_gen.layouts coverage FILE... --preset NAME`` prints it).
-* :func:`shipped` lists the real layouts that ship with track_gen (``layouts/data/*.toml``, each
-  citing its source).
+* :func:`shipped` lists the real layouts that ship with track_gen (``layouts/data/*.toml``: gate
+  courses; ``shipped("track")``: race circuits from the TUM racetrack-database), each citing its source.
+* :func:`load` also reads TUM racetrack-database CSVs (``*.csv``), and ``scale=`` resizes any layout.
 
 Use layouts as a generator source with ``presets.gates_from_layouts`` / ``presets.track_from_layouts``.
 """
@@ -35,6 +36,14 @@ def data_dir() -> Path:
     return Path(__file__).resolve().parent / "data"
 
 
-def shipped() -> dict[str, Path]:
-    """Shipped real layouts by name (file stem) -> path, sorted by name."""
-    return {p.stem: p for p in sorted(data_dir().glob("*.toml"))}
+#: the folders of the shipped layouts of each kind, under :func:`data_dir`
+SHIPPED = {"gates": ".", "track": "circuits"}
+
+
+def shipped(kind: str = "gates") -> dict[str, Path]:
+    """Shipped real layouts of ``kind`` by name (file stem) -> path, sorted by name: ``"gates"`` the gate
+    courses (``layouts/data/*.toml``), ``"track"`` the race circuits (``layouts/data/circuits/*.toml``,
+    full size: ``load(path, scale=s)`` puts one at a small car's scale)."""
+    if kind not in SHIPPED:
+        raise ValueError(f"kind: expected one of {sorted(SHIPPED)}, got {kind!r}")
+    return {p.stem: p for p in sorted((data_dir() / SHIPPED[kind]).glob("*.toml"))}

@@ -1,9 +1,11 @@
 """Command line of :mod:`track_gen.layouts`.
 
-``python -m track_gen.layouts coverage FILE... [--preset NAME] [--set NAME=VALUE ...]`` prints, for
-each layout file (or every layout in a folder), the table of :func:`track_gen.layouts.coverage`:
-does the preset's course distribution cover that layout, feature by feature. Exit status 0 when
-every layout is covered, 1 when one is not.
+``python -m track_gen.layouts coverage FILE... [--preset NAME] [--scale S] [--set NAME=VALUE ...]``
+prints, for each layout file (or every layout in a folder), the table of
+:func:`track_gen.layouts.coverage`: does the preset's course distribution cover that layout, feature
+by feature. Gate layouts take a gate preset (default ``gates_real``), band tracks (race circuits,
+``*.csv`` or ``kind = "track"`` files) a track preset (default ``track``); ``--scale`` resizes every
+layout first (``load(path, scale=S)``). Exit status 0 when every layout is covered, 1 when one is not.
 """
 
 from __future__ import annotations
@@ -13,17 +15,28 @@ import dataclasses
 import ast
 import sys
 
-#: the gate presets the command line knows (``--preset``); ``gates`` flies 1 m openings, as the gate task
-PRESETS = ("gates_real", "gates", "gates_hard")
+#: the presets the command line knows (``--preset``) by the layout kind they draw; ``gates`` flies 1 m
+#: openings, as the gate task; ``track`` is ``presets.track`` (the default band track), ``track_hard`` at
+#: difficulty 1, ``track_car`` is ``presets.track_car`` at the layouts' ``--scale`` (1 without it)
+PRESETS = {"gates_real": "gates", "gates": "gates", "gates_hard": "gates", "track": "track", "track_hard": "track",
+           "track_car": "track"}
+#: the preset a layout of each kind gets without ``--preset``
+DEFAULT_PRESET = {"gates": "gates_real", "track": "track"}
 
 
-def _preset(name: str, num_envs: int, overrides: dict):
+def _preset(name: str, num_envs: int, overrides: dict, scale: float | None = None):
     from track_gen.pipeline import presets
 
+    if name == "track_car":
+        return presets.track_car(num_envs, "cpu", **{"scale": 1.0 if scale is None else scale, **overrides})
     if name == "gates":
         return presets.gates(num_envs, "cpu", **{"gate_width": 1.0, **overrides})
     if name == "gates_hard":
         return presets.gates(num_envs, "cpu", **{"gate_width": 1.0, "difficulty": 1.0, **overrides})
+    if name == "track":
+        return presets.track(num_envs, "cpu", **overrides)
+    if name == "track_hard":
+        return presets.track(num_envs, "cpu", **{"difficulty": 1.0, **overrides})
     return presets.gates_real(num_envs, "cpu", **overrides)
 
 
@@ -39,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="command", required=True)
     cov = sub.add_parser("coverage", help="does a preset's course distribution cover these layouts?")
     cov.add_argument("files", nargs="+", metavar="FILE", help="layout files or folders of them")
-    cov.add_argument("--preset", choices=PRESETS, default="gates_real")
+    cov.add_argument("--preset", choices=tuple(PRESETS), default=None,
+                     help="the course distribution (default: gates_real for gate layouts, track for band tracks)")
+    cov.add_argument("--scale", type=float, default=None, help="multiply every length of each layout (e.g. 0.1)")
     cov.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
                      help="a preset keyword override (repeatable), e.g. --set gate_width=0.8")
     cov.add_argument("--num_envs", type=int, default=4096)
@@ -58,18 +73,26 @@ def main(argv: list[str] | None = None) -> int:
 
     from track_gen.layouts.coverage import coverage
     from track_gen.layouts.reader import layout_files, load
+    from track_gen.layouts.types import TrackLayout
 
     try:
         files = layout_files(args.files)
+        layouts = [load(path, lsy_axis=args.lsy_axis, scale=args.scale) for path in files]
     except (FileNotFoundError, ValueError) as exc:
         raise SystemExit(f"coverage: {exc}") from None
-
-    spec = _preset(args.preset, args.num_envs, overrides)
+    specs: dict[str, object] = {}
     all_covered = True
-    for path in files:
-        layout = load(path, lsy_axis=args.lsy_axis)
-        res = dataclasses.replace(coverage(layout, spec, num_envs=args.num_envs, seed=args.seed),
-                                  source=f"preset {args.preset}")
+    for path, layout in zip(files, layouts):
+        kind = "track" if isinstance(layout, TrackLayout) else "gates"
+        name = args.preset or DEFAULT_PRESET[kind]
+        if PRESETS[name] != kind:
+            raise SystemExit(f"coverage: {path} is a {'band track' if kind == 'track' else 'gate layout'}; --preset "
+                             f"{name} draws {'gate courses' if kind == 'track' else 'band tracks'}: use one of "
+                             f"{[n for n, k in PRESETS.items() if k == kind]}")
+        if name not in specs:
+            specs[name] = _preset(name, args.num_envs, overrides, args.scale)
+        res = dataclasses.replace(coverage(layout, specs[name], num_envs=args.num_envs, seed=args.seed),
+                                  source=f"preset {name}")
         print(res, end="\n\n")
         all_covered &= res.covered
     return 0 if all_covered else 1

@@ -25,6 +25,10 @@ and on a loop the last gate to the first):
 ``pole_height``     per pole   (only when the layout has poles) pole height [m]
 ==================  =========  ==========================================================
 
+A band-track layout (:class:`TrackLayout`, e.g. a race circuit) is measured against a band-track
+source by the features of :mod:`track_gen.layouts.band_features`: half width, curvature, straight
+lengths, corners per 100 m and loop length.
+
 This reads generated courses back to the host: a tool for choosing a training distribution, not
 for a training loop.
 """
@@ -39,7 +43,8 @@ from typing import Any
 import numpy as np
 
 from track_gen.checks import as_int, as_real
-from track_gen.layouts.types import GateLayout
+from track_gen.layouts.band_features import BAND_FEATURES, band_course_features, band_features, straight_curvature
+from track_gen.layouts.types import GateLayout, TrackLayout
 
 __all__ = ["Coverage", "Feature", "coverage", "gate_features", "course_features", "FEATURES"]
 
@@ -176,24 +181,28 @@ def course_features(result) -> dict[str, np.ndarray]:
     return {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in pooled.items()}
 
 
-def _as_layout(layout) -> GateLayout:
+def _as_layout(layout) -> GateLayout | TrackLayout:
     from track_gen.layouts.reader import load
 
     if isinstance(layout, (str, Path)):
         layout = load(layout)
-    if not isinstance(layout, GateLayout):
-        raise TypeError(f"coverage: layout must be a GateLayout or a gate layout file, got {type(layout).__name__}"
-                        + (" (band-track coverage is not supported yet)" if type(layout).__name__ == "TrackLayout"
-                           else ""))
+    if not isinstance(layout, (GateLayout, TrackLayout)):
+        raise TypeError(f"coverage: layout must be a GateLayout, a TrackLayout or a layout file, got "
+                        f"{type(layout).__name__}")
     return layout
 
 
-def _draw(source: Any, num_envs: int, seed: int):
-    """A gate generator of ``num_envs`` envs drawn from ``source`` (config, spec or built generator)."""
-    from track_gen.generators import GateGenerator
+#: the sources of each generator family, as errors name them
+_SOURCES = {"gates": "a GateGenConfig, a PipelineSpec or a GateGenerator",
+            "track": "a TrackGenConfig, a PipelineSpec or a TrackGenerator"}
+
+
+def _draw(source: Any, num_envs: int, seed: int, family: str):
+    """A generator of ``num_envs`` envs of ``family`` drawn from ``source`` (config, spec or built generator)."""
+    from track_gen.generators import GateGenerator, TrackGenerator
     from track_gen.pipeline.spec import PipelineSpec
 
-    if hasattr(source, "to_spec"):        # a flat config (GateGenConfig)
+    if hasattr(source, "to_spec"):        # a flat config (GateGenConfig, TrackGenConfig)
         spec = source.to_spec()
     elif isinstance(source, PipelineSpec):
         spec = source
@@ -203,12 +212,13 @@ def _draw(source: Any, num_envs: int, seed: int):
         spec = gen.spec.with_params(live)
         spec = dataclasses.replace(spec, randomize=dict(gen.randomizers))
     else:
-        raise TypeError(f"coverage: source must be a GateGenConfig, a PipelineSpec or a GateGenerator, "
-                        f"got {type(source).__name__}")
-    if spec.family != "gates":
-        raise ValueError(f"coverage: source draws {spec.family!r} courses; a gate layout needs a gate-course source")
+        raise TypeError(f"coverage: source must be {_SOURCES[family]}, got {type(source).__name__}")
+    if spec.family != family:
+        want = "a gate layout needs a gate-course source" if family == "gates" else \
+            "a band-track layout needs a band-track source (presets.track, a TrackGenConfig, ...)"
+        raise ValueError(f"coverage: source draws {spec.family!r} courses; {want}")
     spec = dataclasses.replace(spec, num_envs=num_envs)
-    return GateGenerator(spec, seeds=seed)
+    return (GateGenerator if family == "gates" else TrackGenerator)(spec, seeds=seed)
 
 
 def coverage(layout, source, *, num_envs: int = 4096, seed: int = 0,
@@ -216,9 +226,12 @@ def coverage(layout, source, *, num_envs: int = 4096, seed: int = 0,
     """How well the courses of ``source`` cover ``layout``, feature by feature.
 
     Args:
-        layout: a :class:`GateLayout` or a layout file (read with :func:`track_gen.layouts.load`).
-        source: a ``GateGenConfig``, a gate ``PipelineSpec`` (e.g. ``presets.gates_real(...)``) or a
-            built ``GateGenerator`` (its current parameter values and randomizers).
+        layout: a :class:`GateLayout`, a :class:`TrackLayout` or a layout file (read with
+            :func:`track_gen.layouts.load`; load it yourself to pass ``scale=``).
+        source: for a gate layout a ``GateGenConfig``, a gate ``PipelineSpec`` (e.g.
+            ``presets.gates_real(...)``) or a built ``GateGenerator`` (its current parameter values and
+            randomizers); for a band track the same of the track family (``TrackGenConfig``,
+            ``presets.track(...)``, a ``TrackGenerator``).
         num_envs: courses drawn (the valid ones count).
         seed: seed of the draw.
         percentiles: the central range of the distribution that counts as covered.
@@ -241,15 +254,20 @@ def coverage(layout, source, *, num_envs: int = 4096, seed: int = 0,
     tolerance = as_real("tolerance", tolerance)
     if tolerance < 0.0:
         raise ValueError(f"tolerance: expected a share >= 0 of the range's width, got {tolerance!r}")
-    gen = _draw(source, num_envs, seed)
-    dist = course_features(gen.result)
+    family = "track" if isinstance(lay, TrackLayout) else "gates"
+    gen = _draw(source, num_envs, seed, family)
     ncourses = int((gen.result.valid.numpy() != 0).sum())
     if ncourses == 0:
         raise ValueError(f"coverage: none of the {num_envs} drawn courses is valid; fix the source before "
                          "measuring what it covers")
-    mine = _layout_features(lay)
+    if family == "track":
+        straight = straight_curvature(lay.half_width)
+        mine = band_features(lay.centerline[:, :2], lay.half_width, straight)
+        dist, table = band_course_features(gen.result, straight), BAND_FEATURES
+    else:
+        mine, dist, table = _layout_features(lay), course_features(gen.result), FEATURES
     features: dict[str, Feature] = {}
-    for name, unit in FEATURES.items():
+    for name, unit in table.items():
         if name in _POLE_FEATURES and mine[name].size == 0:
             continue   # poles count only where the layout has them
         d = dist[name]

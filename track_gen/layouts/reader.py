@@ -1,4 +1,5 @@
-"""Read layout files: the track_gen layout format (version 1) and lsy_drone_racing configs.
+"""Read layout files: the track_gen layout format (version 1), lsy_drone_racing configs and TUM
+racetrack-database circuits (``*.csv``, :mod:`track_gen.layouts.tum`).
 
 A file is read as a track_gen layout when it has a ``[layout]`` table, as an lsy_drone_racing
 config when it has ``[env.track]``. Every field is checked when it is read -- a number (never a
@@ -17,7 +18,8 @@ from typing import Any, Iterable
 
 from track_gen.layouts.filekeys import FileErrors, LayoutFormatError, _short, is_num, real, reals
 from track_gen.layouts.lsy import read_lsy
-from track_gen.layouts.types import GateLayout, Poles, TrackLayout, _FieldProblem
+from track_gen.layouts.tum import read_tum_csv
+from track_gen.layouts.types import GateLayout, Poles, TrackLayout, _FieldProblem, scale_factor
 from track_gen.layouts.writer import CONVENTIONS, FORMAT, VERSION
 
 __all__ = ["LayoutFormatError", "layout_files", "load", "load_all"]
@@ -30,6 +32,8 @@ TABLES: dict[str, tuple[str, ...]] = {
     "obstacles": ("pos", "radius", "height"),
     "track": ("centerline", "half_width"),
 }
+#: the file names a folder of layouts is read for
+PATTERNS = ("*.toml", "*.csv")
 #: the tables a file of each kind may hold
 KIND_TABLES = {"gates": ("layout", "gates", "start", "obstacles"), "track": ("layout", "track")}
 _FILE_KEY = {"closed": "layout.closed", "source": "layout.source", "name": "layout.name"}
@@ -151,10 +155,25 @@ def _read_own(doc: dict, path: Path, err: FileErrors) -> GateLayout | TrackLayou
         return GateLayout(pos=pos, rpy=rpy, closed=closed, obstacles=poles, source=source, name=name, **fields)
 
 
-def load(path: str | Path, *, lsy_axis: str | None = None) -> GateLayout | TrackLayout:
-    """Read one layout file: a track_gen layout (``[layout]`` table) or an lsy_drone_racing config
-    (``[env.track]``; ``lsy_axis`` is its gate-pass axis, see :mod:`track_gen.layouts.lsy`)."""
+def load(path: str | Path, *, lsy_axis: str | None = None, scale: float | None = None) -> GateLayout | TrackLayout:
+    """Read one layout file: a track_gen layout (``[layout]`` table), an lsy_drone_racing config
+    (``[env.track]``; ``lsy_axis`` is its gate-pass axis, see :mod:`track_gen.layouts.lsy`) or, for a
+    ``.csv`` file, a TUM racetrack-database circuit (:mod:`track_gen.layouts.tum`).
+
+    ``scale`` multiplies every length of the layout (``layout.scaled(scale)``): e.g. 0.1 puts a
+    full-size circuit at the scale of a 1/10 car. None (default) keeps the file's metres."""
     path = Path(path)
+    s = None if scale is None else scale_factor(scale)
+    if path.suffix.lower() == ".csv":
+        if lsy_axis is not None:
+            raise ValueError(f"lsy_axis: {lsy_axis!r} applies to lsy_drone_racing configs; {path} is a CSV circuit; "
+                             "drop lsy_axis")
+        return read_tum_csv(path, 1.0 if s is None else s)
+    layout = _load_toml(path, lsy_axis)
+    return layout if s is None else layout.scaled(s)
+
+
+def _load_toml(path: Path, lsy_axis: str | None) -> GateLayout | TrackLayout:
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -187,33 +206,40 @@ def load(path: str | Path, *, lsy_axis: str | None = None) -> GateLayout | Track
     return layout
 
 
-def load_all(source: str | Path | Iterable[str | Path], *, lsy_axis: str | None = None) -> list:
-    """Layouts from a folder (every ``*.toml`` in it, sorted by name), one file, or a list of files."""
+def _folder(p: Path) -> list[Path]:
+    """The layout files of folder ``p`` (``*.toml`` and ``*.csv``), sorted by name."""
+    return sorted(f for pattern in PATTERNS for f in p.glob(pattern))
+
+
+def load_all(source: str | Path | Iterable[str | Path], *, lsy_axis: str | None = None,
+             scale: float | None = None) -> list:
+    """Layouts from a folder (every ``*.toml`` and ``*.csv`` in it, sorted by name), one file, or a list of
+    files; ``lsy_axis`` and ``scale`` as for :func:`load`."""
     if isinstance(source, (str, Path)):
         p = Path(source)
         if p.is_dir():
-            files = sorted(p.glob("*.toml"))
+            files = _folder(p)
             if not files:
-                raise LayoutFormatError(f"{p}: a folder with no *.toml layout files")
+                raise LayoutFormatError(f"{p}: a folder with no *.toml or *.csv layout files")
         else:
             files = [p]
     else:
         files = [Path(s) for s in source]
         if not files:
             raise ValueError("load_all: got an empty list of files; pass at least one")
-    return [load(f, lsy_axis=lsy_axis) for f in files]
+    return [load(f, lsy_axis=lsy_axis, scale=scale) for f in files]
 
 
 def layout_files(paths: str | Path | Iterable[str | Path]) -> list[Path]:
-    """The layout files of ``paths``: files as they are, folders as every ``*.toml`` in them (sorted).
-    FileNotFoundError naming a path that is neither; ValueError for a folder with no layout file or
-    no path at all."""
+    """The layout files of ``paths``: files as they are, folders as every ``*.toml`` and ``*.csv`` in them
+    (sorted). FileNotFoundError naming a path that is neither; ValueError for a folder with no layout
+    file or no path at all."""
     out: list[Path] = []
     for p in map(Path, [paths] if isinstance(paths, (str, Path)) else paths):
         if p.is_dir():
-            found = sorted(p.glob("*.toml"))
+            found = _folder(p)
             if not found:
-                raise ValueError(f"{p}: a folder with no *.toml layout file")
+                raise ValueError(f"{p}: a folder with no *.toml or *.csv layout file")
             out += found
         elif p.is_file():
             out.append(p)

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from track_gen.checks import is_number
+from track_gen.checks import as_real, is_number
 from track_gen.layouts.writer import write_layout
 
-__all__ = ["ANGLE_LIMIT", "COORD_LIMIT", "MIN_SIZE", "GateLayout", "LayoutFieldError", "LayoutFieldTypeError",
+__all__ = ["ANGLE_LIMIT", "COORD_LIMIT", "MIN_SIZE", "scale_factor", "GateLayout", "LayoutFieldError", "LayoutFieldTypeError",
            "Poles", "TrackLayout"]
 
 #: the largest |coordinate| [m] float32 keeps to 1 mm (within +-2**15 m its rounding error is <= 2**-10 m)
@@ -178,6 +178,18 @@ def _same(a, b) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
+def scale_factor(value: Any) -> float:
+    """A length factor: a finite number > 0, else TypeError / ValueError naming ``scale``."""
+    s = as_real("scale", value)
+    if s <= 0.0:
+        raise ValueError(f"scale: expected a length factor > 0 (e.g. 0.1 for a 1/10-scale car), got {value!r}")
+    return s
+
+
+def _scaled_source(source: str, s: float) -> str:
+    return f"{source} (lengths x {s:g})" if source else f"lengths x {s:g}"
+
+
 @dataclass(eq=False)
 class Poles:
     """Pole obstacles: vertical cylinders standing on the ground.
@@ -315,6 +327,20 @@ class GateLayout:
         """Write this layout in the track_gen layout format (TOML, version 1); returns the path."""
         return write_layout(self, path)
 
+    def scaled(self, scale: float) -> "GateLayout":
+        """A copy with every length (positions, openings, frames, tolerances, poles) times ``scale``;
+        angles unchanged. ``source`` notes the factor."""
+        s = scale_factor(scale)
+
+        def f(a):
+            return np.asarray(a, np.float64) * s
+
+        o = self.obstacles
+        poles = Poles(pos=f(o.pos), radius=f(o.radius), height=f(o.height))
+        return self.replace(pos=f(self.pos), width=f(self.width), height=f(self.height),
+                            frame_thickness=f(self.frame_thickness), tolerance=f(self.tolerance),
+                            start_pos=f(self.start_pos), obstacles=poles, source=_scaled_source(self.source, s))
+
     def __eq__(self, other) -> bool:
         if not isinstance(other, GateLayout):
             return NotImplemented
@@ -382,6 +408,12 @@ class TrackLayout:
     def save(self, path: str | Path) -> Path:
         """Write this layout in the track_gen layout format (TOML, version 1); returns the path."""
         return write_layout(self, path)
+
+    def scaled(self, scale: float) -> "TrackLayout":
+        """A copy with every length (centerline, half widths) times ``scale``; ``source`` notes the factor."""
+        s = scale_factor(scale)
+        return self.replace(centerline=self.centerline.astype(np.float64) * s,
+                            half_width=self.half_width.astype(np.float64) * s, source=_scaled_source(self.source, s))
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, TrackLayout):
