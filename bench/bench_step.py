@@ -33,6 +33,7 @@ brute-force projection finds the localizer's segment). Run from the repository r
     PYTHONPATH=. python bench/bench_step.py            # E = 1024, 4096, 16384 (~2-3 min)
     PYTHONPATH=. python bench/bench_step.py --quick    # smoke run (E = 256, short timings)
     PYTHONPATH=. python bench/bench_step.py --envs 4096 --families gates
+    PYTHONPATH=. python bench/bench_step.py --agents 1 2 4 --envs 1024   # per-agent cost of K agents per env
 """
 
 from __future__ import annotations
@@ -73,16 +74,18 @@ def uptime() -> str:
 
 # -- courses ------------------------------------------------------------------------------------
 
-def build(family: str, num_envs: int):
+def build(family: str, num_envs: int, agents: int = 1, racing: bool = False):
+    """The benchmark course of ``family``; ``agents`` per env, plus AgentContacts and Standings when ``racing``."""
     from track_gen import tools
     from track_gen.course import Course
     from track_gen.pipeline import presets
 
+    extra = [tools.AgentContacts(0.1), tools.Standings()] if racing else []
     if family == "gates":
         return Course.gates(presets.gates(num_envs, "cpu", gate_width=GATE_WIDTH), collision=0.05,
-                            localize_window=8, seeds=1)
+                            localize_window=8, seeds=1, agents=agents, extra=extra)
     return Course.track(presets.track(num_envs, "cpu"), checkpoint_spacing=1.0, collision="segments",
-                        extra=[tools.Localizer(warm_window=8)], seeds=1)
+                        extra=[tools.Localizer(warm_window=8), *extra], seeds=1, agents=agents)
 
 
 def euler_to_quat_xyzw(roll, pitch, yaw) -> np.ndarray:
@@ -95,7 +98,8 @@ def euler_to_quat_xyzw(roll, pitch, yaw) -> np.ndarray:
 
 
 class Trajectory:
-    """A periodic pose sequence per env along its course line (``period`` steps, 1-3 laps).
+    """A periodic pose sequence per agent along its env's course line (``period`` steps, 1-3 laps;
+    ``course.agents`` agents per env, each with its own draws).
 
     Arc length ``s(t) = L * (k t / P + 0.5 (sin(2 pi t / P + phi) - sin phi) / (2 pi)) mod L``
     with ``k`` laps per period (so the speed varies by +-50% around ``k L / P`` per step and
@@ -108,12 +112,16 @@ class Trajectory:
     def __init__(self, course, family: str, period: int, seed: int = 0):
         rng = np.random.default_rng(seed)
         line = course.localizer.line
-        pts = line.points.numpy().astype(np.float64)
-        s_line = line.s.numpy().astype(np.float64)
-        n = line.count.numpy().astype(np.int64)
-        L = line.length.numpy().astype(np.float64)
-        closed = line.closed.numpy()
-        valid = course.result.valid.numpy() != 0
+        K = course.agents  # each of an env's K agents flies its own sequence on the env's line
+
+        def rows(x):
+            return np.repeat(x, K, axis=0)
+        pts = rows(line.points.numpy().astype(np.float64))
+        s_line = rows(line.s.numpy().astype(np.float64))
+        n = rows(line.count.numpy().astype(np.int64))
+        L = rows(line.length.numpy().astype(np.float64))
+        closed = rows(line.closed.numpy())
+        valid = rows(course.result.valid.numpy() != 0)
         if not (closed[valid] != 0).all():
             raise ValueError("the step benchmark drives closed courses (loops) only")
         E, N = s_line.shape
@@ -417,6 +425,73 @@ def bench_case(family: str, num_envs: int, args, repeats: int) -> dict:
     return r
 
 
+
+# -- K agents per env ---------------------------------------------------------------------------
+
+AGENT_TARGET = 1.2  # course.step() per agent with K agents / with one, at most
+
+
+def bench_agents(family: str, num_envs: int, args, repeats: int) -> dict:
+    """``course.step()`` per agent-step with K agents per env (each in ``args.agents``, 1 always
+    first: the baseline) on the same course preset, eager and replayed; with K > 1 also with
+    ``AgentContacts`` + ``Standings`` added ("racing"). Every agent flies its own trajectory."""
+    cases = [(1, False)] + [(k, False) for k in args.agents if k > 1] + [(k, True) for k in args.agents if k > 1]
+    items, checks, clock = [], {}, None
+    for k, racing in cases:
+        course = build(family, num_envs, k, racing)
+        traj = Trajectory(course, family, args.period, seed=num_envs)
+        course.bind(position=traj.pos, orientation=traj.quat, half_extents=traj.he)
+        clock = clock or Clock(traj)
+        key = f"K{k}" + ("+racing" if racing else "")
+        course.reset()
+        passed = hit = 0
+        for t in range(args.check_steps or 40):  # untimed: the agents race (passes, contacts)
+            traj.write(t)
+            res = course.step()
+            passed += int(res.events.passed.numpy().sum())
+            hit += int(res["agent_contacts"].contact.numpy().sum()) if racing else 0
+        checks[key] = dict(agents=k * num_envs, passed=passed, agent_contacts=hit)
+        graph = capture(course.step)
+
+        def replay(graph=graph):
+            wp.capture_launch(graph)
+
+        def prime(t, course=course, traj=traj, call=None):
+            course.reset()
+            traj.write(t)
+            (call or course.step)()
+        items += [dict(key=f"{key}_eager", fn=lambda t, c=course: c.step(), prime=prime, write=traj.write, agents=k),
+                  dict(key=f"{key}_graph", fn=lambda t, f=replay: f(), write=traj.write, agents=k,
+                       prime=lambda t, p=prime, f=replay: p(t, call=f))]
+    runs = clock.measure(items, repeats, args.min_time)
+    ns = {it["key"]: 1e9 * min(runs[it["key"]]) / (num_envs * it["agents"]) for it in items}
+    return dict(family=family, envs=num_envs, ns_per_agent=ns, check=checks,
+                spread={k: float(np.median(v) / min(v)) for k, v in runs.items()})
+
+
+def report_agents(info: dict, rows: list[dict], args) -> str:
+    lines = [f"Machine: {info['cpu']}, {info['cores']} cores; warp {info['warp']}; track_gen {info['git']}",
+             f"Load: start `{info['uptime_start']}`, end `{info['uptime_end']}`",
+             f"Settings: best of {args.repeats} interleaved rounds, min-time={args.min_time}s; times per agent-step "
+             f"[ns], pose writes excluded; ratio = per-agent cost / the one-agent course's (same run)", "",
+             "| family | E | K | agents | step graph | ratio | step eager | ratio | passes (check) | agent contacts |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    verdicts = []
+    for r in rows:
+        ns, base_g, base_e = r["ns_per_agent"], r["ns_per_agent"]["K1_graph"], r["ns_per_agent"]["K1_eager"]
+        for key, c in r["check"].items():
+            g, e = ns[f"{key}_graph"] / base_g, ns[f"{key}_eager"] / base_e
+            lines.append(f"| {r['family']} | {r['envs']} | {key[1:]} | {c['agents']} | {fmt(ns[f'{key}_graph'])} "
+                         f"| {g:.2f} | {fmt(ns[f'{key}_eager'])} | {e:.2f} | {c['passed']} | {c['agent_contacts']} |")
+            if "racing" not in key and key != "K1":
+                ok = g <= AGENT_TARGET and e <= AGENT_TARGET
+                verdicts.append(f"- {r['family']} E={r['envs']} K={key[1:]}: graph {g:.2f}, eager {e:.2f} "
+                                f"{'met' if ok else 'MISSED'}")
+    lines += ["", f"Target (reported, not asserted): course.step() per agent with K agents <= {AGENT_TARGET}x the "
+              f"one-agent course's", *verdicts]
+    return "\n".join(lines)
+
+
 # -- report -------------------------------------------------------------------------------------
 
 def fmt(x: float) -> str:
@@ -543,6 +618,8 @@ def main(argv=None) -> int:
     ap.add_argument("--compare-steps", type=int, default=16,
                     help="steps of the check pass on which (a) is compared with the localizer (default 16)")
     ap.add_argument("--no-aos", action="store_true", help="skip the straightforward [E, N, 3] torch projection")
+    ap.add_argument("--agents", type=int, nargs="+", default=None,
+                    help="instead: course.step() per agent with K agents per env, for each K (K=1 is the baseline)")
     ap.add_argument("--json", type=Path, default=None, help="also write the raw results here")
     args = ap.parse_args(argv)
     quick = args.quick
@@ -572,12 +649,13 @@ def main(argv=None) -> int:
             print(f"{fam} E={num_envs} ...", flush=True)
             t0 = time.perf_counter()
             rep = args.repeats if num_envs <= 4096 else args.repeats_big
-            rows.append(bench_case(fam, num_envs, args, rep))
+            case = bench_agents if args.agents else bench_case
+            rows.append(case(fam, num_envs, args, rep))
             print(f"  {time.perf_counter() - t0:.0f} s", flush=True)
     info["uptime_end"] = uptime()
     info["load_end"] = load_avg()
     info["wall_s"] = time.perf_counter() - t_start
-    text = report(info, rows, args)
+    text = (report_agents if args.agents else report)(info, rows, args)
     print()
     print(text)
     print(f"\n(total {info['wall_s']:.0f} s)")

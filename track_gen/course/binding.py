@@ -18,7 +18,8 @@ POSE_INPUTS = ("position", "orientation", "half_extents", "box_position")
 
 class Binding:
     """The :meth:`bind` half of a :class:`~track_gen.course.Course` (a mixin: it reads the course's
-    ``_order``, ``_ctx``, ``generator``, ``num_envs``, ``device`` and capture flags)."""
+    ``_order``, ``_ctx``, ``generator``, ``num_envs``, ``agents``, ``num_agents``, ``device`` and
+    capture flags)."""
 
     def _check_input_defaults(self) -> None:
         declared = set(self._ctx._inputs) | set(POSE_INPUTS)
@@ -32,6 +33,7 @@ class Binding:
     def bind(self, *args, **arrays) -> None:
         """Bind every component input at once, by name (``position``, ``orientation``,
         ``half_extents``, ``box_position`` also positionally). Validated, then bound atomically.
+        With K agents per env the pose arrays are ``[E*K]``, env-major (agent ``e*K + k``).
 
         The built-in per-step components also take ``origin`` ([E] vec3f): with it, positions are
         world-frame and each env's course sits at its origin (e.g. Isaac Lab's env origins)."""
@@ -102,9 +104,13 @@ class Binding:
     def _check_input(self, comp: str, name: str, spec, arr) -> None:
         if not isinstance(arr, wp.array):
             raise TypeError(f"bind: {name!r} (for {comp!r}) must be a wp.array, got {type(arr).__name__}")
-        shape = spec.shape(self.num_envs)
+        shape = spec.shape(self.num_envs, self.agents)
         if tuple(arr.shape) != shape:
-            raise ValueError(f"bind: {name!r} (for {comp!r}) must have shape {shape}, got {tuple(arr.shape)}")
+            rows = ""
+            if self.agents > 1:
+                rows = (f" (E*K = {self.num_envs}*{self.agents} = {self.num_agents} agent rows, env-major)"
+                        if spec.per_agent else f" (one row per env, E = {self.num_envs})")
+            raise ValueError(f"bind: {name!r} (for {comp!r}) must have shape {shape}{rows}, got {tuple(arr.shape)}")
         if arr.dtype != spec.dtype:
             raise TypeError(
                 f"bind: {name!r} (for {comp!r}) must have dtype {getattr(spec.dtype, '__name__', spec.dtype)}, got "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from track_gen.course.presets import gates_parts, track_parts
+from track_gen.course.presets import agents_arg, gates_parts, track_parts
 
 __all__ = ["CourseConfig"]
 
@@ -23,6 +23,7 @@ class CourseConfig:
         checkpoint_spacing: track only (required) [m].
         max_checkpoints: track only: an int >= 3, or None for the automatic capacity.
         samples_per_gate, localize_window: gates only, as for ``Course.gates``.
+        agents: agents racing each env's course (K >= 1; per-agent arrays are ``[E*K]``).
     """
 
     mode: str
@@ -34,10 +35,12 @@ class CourseConfig:
     max_checkpoints: int | None = None
     samples_per_gate: int = 8
     localize_window: int | None = None
+    agents: int = 1
 
     def parts(self, stream: Any = None):
         """Check, then build (generator, components) exactly as the matching preset does (the course
         built from them gets the preset's finish: ``presets.finish_preset(mode, generator)``)."""
+        agents_arg(self.agents)
         if self.mode == "track":
             if self.post_radius is not None:
                 raise ValueError("CourseConfig: post_radius is for mode='gates'; a track uses collision=")

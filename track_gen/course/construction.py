@@ -5,7 +5,7 @@ and hands the generator over once it completed."""
 from __future__ import annotations
 
 from track_gen.course.config import CourseConfig
-from track_gen.course.presets import finish_preset
+from track_gen.course.presets import agents_kwargs, finish_preset
 from track_gen.generators.gates import GateGenConfig
 from track_gen.generators.track import TrackGenConfig
 from track_gen.pipeline.spec import PipelineSpec
@@ -31,8 +31,10 @@ def check_generator(generator) -> None:
         )
 
 
-def _config_call(generator=None, components=(), *, stream=None, prepare=True, config=None):
+def _config_call(generator=None, components=(), *, stream=None, prepare=True, config=None, agents=None):
     """The arguments of ``Course(config)`` / ``Course(config=...)``, bound as ``Course.__init__`` did."""
+    if agents is not None:
+        raise TypeError("Course(config): the agents come from the config; pass CourseConfig(..., agents=K)")
     return generator, components, stream, prepare, config
 
 
@@ -57,7 +59,8 @@ class CourseType(type):
                 raise TypeError(f"config: expected a CourseConfig, got {type(config).__name__}")
             generator, components = config.parts(stream=stream)
             # stream= configured the generator the config built; the course uses the generator's
-            args, kwargs, mode = (generator, components), {"stream": None, "prepare": prepare}, config.mode
+            args, mode = (generator, components), config.mode
+            kwargs = {"stream": None, "prepare": prepare, **agents_kwargs(config.agents)}
         else:
             kwargs.pop("config", None)
         course = cls.__new__(cls, *args, **kwargs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from track_gen.exec import ExecContext
-from track_gen.tools.component import InputSpec
+from track_gen.tools.component import InputSpec, overrides_step
 
 __all__ = ["ComponentContext"]
 
@@ -13,17 +13,20 @@ __all__ = ["ComponentContext"]
 class ComponentContext:
     """The construction-time registry of a course, then the context every hook receives.
 
-    Attributes: ``course``, ``generator``, ``layout``, ``num_envs``, ``device``, ``stream``,
+    Attributes: ``course``, ``generator``, ``layout``, ``num_envs``, ``agents`` (K per env),
+    ``num_agents`` (``E*K``: the rows of every per-agent array), ``device``, ``stream``,
     ``family`` (the generator's family, e.g. ``"track"``), ``exec`` (an
     :class:`~track_gen.exec.ExecContext` for ``generator.enqueue``).
     """
 
-    def __init__(self, course, generator, components=()):
+    def __init__(self, course, generator, components=(), agents: int = 1):
         self.course = course
         self._peers = {c.name: c for c in components}
         self.generator = generator
         self.layout = generator.layout
         self.num_envs = int(generator.layout.num_envs)
+        self.agents = int(agents)
+        self.num_agents = self.num_envs * self.agents
         self.device = generator.device
         self.family = getattr(generator, "family", "custom")
         self._components: dict[str, Any] = {}
@@ -59,6 +62,17 @@ class ComponentContext:
         configuration in ``attach``, never its buffers (a later one has none yet)."""
         return self._peers.get(name)
 
+    def _check_agents(self, component) -> None:
+        """With K > 1, a component with inputs or a step must declare ``multi_agent = True``."""
+        parts = _per_agent_parts(component)
+        if self.agents > 1 and parts and not getattr(component, "multi_agent", False):
+            raise TypeError(
+                f"component {component.name!r} has {' and '.join(parts)} but does not declare multi_agent = True; "
+                f"with agents={self.agents} its inputs and per-step results are [E*K] = [{self.num_agents}] "
+                f"(agent a = e*K + k races env a // K). Support that and set multi_agent = True (see "
+                f"'Writing a component'), or build the course with agents=1"
+            )
+
     def add(self, component) -> None:
         """Check ``component``'s declared reads, topology and inputs, then ``attach`` it.
 
@@ -77,6 +91,7 @@ class ComponentContext:
                     f"component {name!r} requires component {req!r}, which this course does not have; add it "
                     f"(it runs first)"
                 )
+        self._check_agents(component)
         topo = getattr(component, "topology", None)
         if topo is not None and self.family not in tuple(topo):
             raise TypeError(
@@ -99,12 +114,25 @@ class ComponentContext:
                         f"input {n!r} is declared as ({_dt(other.dtype)}, slots={other.slots}) by {owner!r} and as "
                         f"({_dt(spec.dtype)}, slots={spec.slots}) by {name!r}; one name needs one dtype and slot count"
                     )
+                if other.per_agent != spec.per_agent:
+                    raise ValueError(
+                        f"input {n!r} is per_agent={other.per_agent} for {owner!r} but per_agent={spec.per_agent} for "
+                        f"{name!r}; one name needs one row count"
+                    )
             else:
                 new_inputs[n] = (spec, name)
         component.attach(self)
         component._context = self
         self._components[name] = component
         self._inputs.update(new_inputs)
+
+
+def _per_agent_parts(component) -> list[str]:
+    """What makes ``component`` per agent: its declared inputs, its ``step``."""
+    parts = [f"inputs {sorted(component.inputs)}"] if getattr(component, "inputs", None) else []
+    if overrides_step(component):
+        parts.append("a step")
+    return parts
 
 
 def _reads(name: str, what: str, names) -> tuple[str, ...]:

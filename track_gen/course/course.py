@@ -19,7 +19,7 @@ from track_gen.course.components import check_components
 from track_gen.course.construction import CourseType, check_generator
 from track_gen.course.context import ComponentContext
 from track_gen.course.graphs import MAX_GRAPH_VARIANTS, RegenerationGraphs
-from track_gen.course.presets import finish_preset, gates_parts, track_parts
+from track_gen.course.presets import agents_arg, agents_kwargs, finish_preset, gates_parts, track_parts
 from track_gen.course.result import StepResult
 from track_gen.errors import CaptureError, NotCapturableError
 from track_gen.exec import (ConditionalNodesUnsupportedWarning, any_set, check_mask, conditional_enabled,
@@ -38,6 +38,11 @@ class Course(Binding, metaclass=CourseType):
         generator: a built generator (``TrackGenerator``, ``GateGenerator``, ``Program``, or an object
             with the generator surface). A config or spec is a ``TypeError`` naming the preset.
         components: a sequence of components (run in a stable topological order of after/source).
+        agents: K, the agents racing each env's course (default 1). The geometry stays ``[E]``;
+            every per-agent input of :meth:`bind` and every per-step result is ``[E*K]``,
+            env-major (agent ``a = e*K + k`` races env ``e``); masks stay ``[E]`` (a masked env
+            resets all its agents). With K > 1 every component with inputs or a step must declare
+            ``multi_agent = True`` (all built-ins do).
         stream: the course's default CUDA stream (the generator's own when None; ignored on CPU).
         prepare: run the regeneration body once now, so every kernel is loaded before you record.
 
@@ -46,18 +51,20 @@ class Course(Binding, metaclass=CourseType):
     too; a CPU replay costs ~0.2 us per launch against ~12 us eager).
     """
 
-    def __init__(self, generator=None, components=(), *, stream=None, prepare: bool = True):
+    def __init__(self, generator=None, components=(), *, agents: int = 1, stream=None, prepare: bool = True):
         # Course(config) / Course(config=...) arrive here as (generator, components): see _CourseType
         if generator is None:
             raise TypeError("Course: pass a built generator (or a CourseConfig)")
         check_generator(generator)
+        self.agents = agents_arg(agents)
         ordered = check_components(components)
         self.generator = generator
         self.stream = stream if stream is not None else getattr(generator, "stream", None)
         self.device = wp.get_device(generator.device)
         self.num_envs = int(generator.layout.num_envs)
+        self.num_agents = self.num_envs * self.agents
         E = self.num_envs
-        self._ctx = ctx = ComponentContext(self, generator, ordered)
+        self._ctx = ctx = ComponentContext(self, generator, ordered, agents=self.agents)
         for c in ordered:
             ctx.add(c)
         self._order = ordered
@@ -93,32 +100,35 @@ class Course(Binding, metaclass=CourseType):
     # -- presets and attributes -----------------------------------------------------------------
     @classmethod
     def track(cls, source, *, checkpoint_spacing, collision=None, max_checkpoints=None, extra=(), seeds=None,
-              stream=None, prepare=True):
+              stream=None, prepare=True, agents=1):
         """A band-track course: ``checkpoints`` (Checkpoints), ``progress`` (Progress), ``collision`` when
         given (``"segments"`` / ``"sdf"`` BandCollision, or your component named "collision"), then ``extra``.
 
         ``source``: a TrackGenConfig or track PipelineSpec (built here with ``seeds=`` / ``stream=``) or
-        a built generator (used as is). Every argument is checked before anything is built.
+        a built generator (used as is). ``agents``: K agents per env (see :class:`Course`). Every
+        argument is checked before anything is built.
         """
+        agents = agents_arg(agents)
         generator, comps = track_parts(source, checkpoint_spacing=checkpoint_spacing, collision=collision,
                                        max_checkpoints=max_checkpoints, extra=extra, seeds=seeds, stream=stream)
-        course = cls(generator, comps, stream=None, prepare=prepare)
+        course = cls(generator, comps, stream=None, prepare=prepare, **agents_kwargs(agents))
         finish_preset("track", course.generator)
         return course
 
     @classmethod
     def gates(cls, source, *, collision=None, samples_per_gate=8, localize_window=None, extra=(), seeds=None,
-              stream=None, prepare=True):
+              stream=None, prepare=True, agents=1):
         """A gate course: ``checkpoints`` (GateCheckpoints), ``centerline`` (CenterlineFromGates),
         ``progress``, ``collision`` when given (a post radius -> DiscCollision, or your component named
         "collision", e.g. FrameCollision), ``localizer`` (Localizer on the centerline), then ``extra``.
 
         The construction ``gate_frames.gate_width`` must be > 0 (or its randomizer's ``lo``), and a later
-        scalar set of a width <= 0 is refused.
+        scalar set of a width <= 0 is refused. ``agents``: K agents per env (see :class:`Course`).
         """
+        agents = agents_arg(agents)
         generator, comps = gates_parts(source, collision=collision, samples_per_gate=samples_per_gate,
                                        localize_window=localize_window, extra=extra, seeds=seeds, stream=stream)
-        course = cls(generator, comps, stream=None, prepare=prepare)
+        course = cls(generator, comps, stream=None, prepare=prepare, **agents_kwargs(agents))
         finish_preset("gates", course.generator)  # only now: a refused construction adds no guard
         return course
 
@@ -214,7 +224,8 @@ class Course(Binding, metaclass=CourseType):
         return self._result
 
     def reset(self, mask: wp.array | None = None) -> None:
-        """Put every component's per-env state back to the start (masked envs only), in reverse order."""
+        """Put every component's per-env state back to the start (masked envs only, each with all its
+        agents), in reverse order. ``mask``: [E]."""
         self._check_owner()
         if mask is not None:
             check_mask(mask, self.num_envs, self.device)
@@ -415,4 +426,6 @@ class Course(Binding, metaclass=CourseType):
         self.prepared = True
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(generator={type(self.generator).__name__}, components={list(self.components)})"
+        agents = "" if self.agents == 1 else f", agents={self.agents}"
+        return (f"{type(self).__name__}(generator={type(self.generator).__name__}, components={list(self.components)}"
+                f"{agents})")

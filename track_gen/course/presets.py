@@ -20,7 +20,7 @@ from track_gen.generators.track import TrackGenConfig, TrackGenerator
 from track_gen.pipeline.spec import PipelineSpec
 from track_gen.tools.component import Component
 
-__all__ = ["track_parts", "gates_parts", "finish_preset"]
+__all__ = ["track_parts", "gates_parts", "finish_preset", "agents_arg", "agents_kwargs"]
 
 
 def _number(name: str, value: Any, *, gt: float | None = None) -> float:
@@ -37,6 +37,17 @@ def _int(name: str, value: Any, *, ge: int) -> int:
     if value < ge:
         raise ValueError(f"{name}: must be >= {ge}, got {value}")
     return int(value)
+
+
+def agents_arg(value: Any) -> int:
+    """``agents``: the agents racing each env's course, an int >= 1."""
+    return _int("agents", value, ge=1)
+
+
+def agents_kwargs(agents: int) -> dict:
+    """The ``agents=`` keyword a preset passes to the course class: none for the default 1, so a
+    subclass whose ``__init__`` predates ``agents`` keeps serving every one-agent route."""
+    return {} if agents == 1 else {"agents": agents}
 
 
 def _extra(extra: Any) -> list:

@@ -26,8 +26,9 @@ from track_gen.tools.component import InputSpec
 # ------------------------------------------------------------------------------------------------
 #: the optional per-step input ``origin`` ([E] vec3f, world frame [m]): each env's origin, e.g. Isaac
 #: Lab's ``env.scene.env_origins``. When bound, a per-step component reads its position inputs as
-#: world-frame and uses ``position[e] - origin[e]``; unbound, they are env-frame as they are.
-ORIGIN_INPUT = InputSpec(wp.vec3f, required=False)
+#: world-frame and uses ``position[a] - origin[a // K]``; unbound, they are env-frame as they are.
+#: One row per env whatever the agents per env (they share their env's origin).
+ORIGIN_INPUT = InputSpec(wp.vec3f, required=False, per_agent=False)
 
 
 def no_origin(device) -> wp.array:
@@ -44,10 +45,11 @@ def origin_args(bound: Mapping[str, Any] | None, placeholder: wp.array) -> list:
 
 @wp.func
 def env_position(position: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
-                 e: int) -> wp.vec3f:
-    """Env ``e``'s position in its env frame: ``position[e] - origin[e]`` when ``has_origin``,
-    else ``position[e]`` as it is (bit for bit). A non-finite origin gives a non-finite result."""
-    p = position[e]
+                 a: int, e: int) -> wp.vec3f:
+    """Agent ``a``'s position in the frame of its env ``e``: ``position[a] - origin[e]`` when
+    ``has_origin``, else ``position[a]`` as it is (bit for bit). With one agent per env ``a == e``.
+    A non-finite origin gives a non-finite result."""
+    p = position[a]
     if has_origin != 0:
         p = p - origin[e]
     return p

@@ -20,6 +20,14 @@ Five hooks, all with defaults here:
 
 Every hook after ``attach`` must be recordable: no allocation, no host sync, no branching on
 device data in Python.
+
+Several agents per env (``Course(..., agents=K)``): the course geometry stays ``[E]``; per-agent
+inputs, state and results are ``[E*K]``, env-major (agent ``a = e*K + k`` races env ``a // K``).
+A component says it handles that with ``multi_agent = True``: it sizes its per-agent arrays with
+``ctx.num_agents``, launches its per-agent kernels over them and reads the course at ``a //
+ctx.agents``; masks stay ``[E]`` (a masked env resets all its agents). With K > 1 the course refuses
+a component that declares inputs or a ``step`` without ``multi_agent = True``. ``InputSpec(...,
+per_agent=False)`` marks an input that stays ``[E]`` (``origin``).
 """
 
 from __future__ import annotations
@@ -49,15 +57,20 @@ class InputSpec:
         default: another input's name to route from when this one is not given
             (``box_position`` defaults to ``position``).
         required: ``step()`` refuses to run while a required input is unbound.
+        per_agent: one row per agent (``[E*K]`` with K agents per env; ``[E]`` with one), else
+            one row per env (``[E]`` whatever K: each env's ``origin``).
     """
 
     dtype: Any
     slots: int = 1
     default: str | None = None
     required: bool = True
+    per_agent: bool = True
 
-    def shape(self, num_envs: int) -> tuple[int, ...]:
-        return (num_envs,) if self.slots == 1 else (num_envs, self.slots)
+    def shape(self, num_envs: int, agents: int = 1) -> tuple[int, ...]:
+        """The bound array's shape for ``num_envs`` envs of ``agents`` agents each."""
+        rows = num_envs * agents if self.per_agent else num_envs
+        return (rows,) if self.slots == 1 else (rows, self.slots)
 
 
 class Component:
@@ -70,6 +83,7 @@ class Component:
         inputs: input name -> :class:`InputSpec`.
         requires / optional: names of components this one reads in ``attach`` (must / may exist).
         topology: generator families this component supports (None: any).
+        multi_agent: True when it supports several agents per env (see the module docstring).
     """
 
     name: str = ""
@@ -79,6 +93,7 @@ class Component:
     requires: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()
     topology: tuple[str, ...] | None = None
+    multi_agent: bool = False
 
     #: per-generation or per-step result (an object with warp arrays); None until attached
     result: Any = None

@@ -257,24 +257,28 @@ def _bilinear(heights: wp.array3d(dtype=wp.float32), e: int, x0: float, cell: fl
 
 
 @wp.kernel
-def _sample2_kernel(heights: wp.array3d(dtype=wp.float32), x0: float, cell: float,
+def _sample2_kernel(heights: wp.array3d(dtype=wp.float32), x0: float, cell: float, per_env: int,
                     points: wp.array(dtype=wp.vec2f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
                     heights_out: wp.array(dtype=wp.float32)):
-    e = wp.tid()
-    p = points[e]
+    """Point ``a`` (``per_env`` points per env) in the grid of env ``a // per_env``."""
+    a = wp.tid()
+    e = a // per_env
+    p = points[a]
     if has_origin != 0:
         o = origin[e]
         p = p - wp.vec2f(o[0], o[1])
-    heights_out[e] = _bilinear(heights, e, x0, cell, p)
+    heights_out[a] = _bilinear(heights, e, x0, cell, p)
 
 
 @wp.kernel
-def _sample3_kernel(heights: wp.array3d(dtype=wp.float32), x0: float, cell: float,
+def _sample3_kernel(heights: wp.array3d(dtype=wp.float32), x0: float, cell: float, per_env: int,
                     points: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
                     heights_out: wp.array(dtype=wp.float32)):
-    e = wp.tid()
-    p = env_position(points, origin, has_origin, e)
-    heights_out[e] = _bilinear(heights, e, x0, cell, wp.vec2f(p[0], p[1]))
+    """As :func:`_sample2_kernel`, from 3D points (z ignored)."""
+    a = wp.tid()
+    e = a // per_env
+    p = env_position(points, origin, has_origin, a, e)
+    heights_out[a] = _bilinear(heights, e, x0, cell, wp.vec2f(p[0], p[1]))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -373,6 +377,7 @@ class HeightFieldBake(Component):
             origin=self.origin, cell=self.cell, side=self.side, resolution=R,
         )
         self._E, self._device = E, wp.get_device(dev)
+        self._agents = ctx.agents
         self._no_origin = no_origin(dev)
         self._check_cover(ctx.generator, stacklevel=5)
 
@@ -411,28 +416,33 @@ class HeightFieldBake(Component):
 
     # -- utility ------------------------------------------------------------------------------------
     def sample(self, points, out, origin=None) -> None:
-        """Bilinear height at one point per env: ``out[e] = heights_e(points[e].xy)`` [m].
+        """Bilinear height at one point per env, or per agent: ``out[a] = heights_e(points[a].xy)``
+        [m] with ``e = a // P``, P the points per env (1, or K on a course of K agents per env).
 
         Args:
-            points: [E] vec2f (x, y), or [E] vec3f (its z is ignored: pass the bound position).
+            points: [E] or [E*K] vec2f (x, y), or vec3f (its z is ignored: pass the bound position).
                 Env-frame, or world-frame when ``origin`` is given.
-            out: [E] float32, written for every env.
+            out: float32, as many rows as ``points``, written for every row.
             origin: None, or [E] vec3f, each env's origin in the world (e.g. Isaac Lab's
                 ``env.scene.env_origins``, the array bound as ``origin``): the points are then
-                world-frame and ``points[e].xy - origin[e].xy`` is looked up.
+                world-frame and ``points[a].xy - origin[e].xy`` is looked up.
 
         Outside the grid the point is clamped to its border; a non-finite point (or origin)
-        reads 0.0. Recordable (one launch, no allocation or sync); O(1) per env. It reads the
+        reads 0.0. Recordable (one launch, no allocation or sync); O(1) per point. It reads the
         current bake, so call it after ``course.regenerate`` in the same graph.
         """
         if self.result is None:
             raise RuntimeError(f"{self.name!r}: sample() needs the component attached to a course")
-        checked = (("points", points), ("out", out)) + ((("origin", origin),) if origin is not None else ())
-        for what, arr in checked:
+        E, A = self._E, self._E * self._agents
+        rows = (A,) if isinstance(points, wp.array) and tuple(points.shape) == (A,) else (E,)
+        checked = (("points", points, rows), ("out", out, rows)) + (
+            (("origin", origin, (E,)),) if origin is not None else ())
+        for what, arr, shape in checked:
             if not isinstance(arr, wp.array):
                 raise TypeError(f"sample: {what} must be a wp.array, got {type(arr).__name__}")
-            if tuple(arr.shape) != (self._E,):
-                raise ValueError(f"sample: {what} must have shape ({self._E},), got {tuple(arr.shape)}")
+            if tuple(arr.shape) != shape:
+                also = f" or ({A},) (one per agent)" if what != "origin" and A != E else ""
+                raise ValueError(f"sample: {what} must have shape {shape}{also}, got {tuple(arr.shape)}")
             if wp.get_device(arr.device) != self._device:
                 raise ValueError(f"sample: {what} is on {arr.device}, the course on {self._device}")
         if out.dtype != wp.float32:
@@ -447,8 +457,8 @@ class HeightFieldBake(Component):
             raise TypeError(
                 f"sample: points must be vec2f or vec3f, got {getattr(points.dtype, '__name__', points.dtype)}"
             )
-        wp.launch(kernel, dim=self._E, device=self._device,
-                  inputs=[self.result.heights, self.origin, self.cell, points,
+        wp.launch(kernel, dim=rows[0], device=self._device,
+                  inputs=[self.result.heights, self.origin, self.cell, rows[0] // E, points,
                           *origin_args({"origin": origin}, self._no_origin)], outputs=[out])
 
     def __repr__(self) -> str:

@@ -136,7 +136,7 @@ def _copy_track(mask: wp.array(dtype=wp.int32), xy: wp.array2d(dtype=wp.vec2f),
 
 
 @wp.kernel
-def _bake(mask: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32),
+def _bake(agents: int, mask: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32),
           points: wp.array2d(dtype=wp.vec3f), s: wp.array2d(dtype=wp.float32), count: wp.array(dtype=wp.int32),
           length: wp.array(dtype=wp.float32), closed: wp.array(dtype=wp.int32), capacity: int, block: int,
           pts_out: wp.array2d(dtype=wp.vec4f), spheres_out: wp.array2d(dtype=wp.vec4f),
@@ -146,11 +146,13 @@ def _bake(mask: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32),
     segments a bounding sphere ``(centre, radius)``.
 
     Rows past the env's last vertex are zeroed, so the baked rows are a function of the line.
+    The warm state of each of the env's ``agents`` (rows ``e*agents ...``) is dropped.
     """
     e = wp.tid()
     if mask[e] == 0:
         return
-    prev_out[e] = -1
+    for k in range(agents):
+        prev_out[e * agents + k] = -1
     n = count[e]
     ok = valid[e] != 0 and n >= 2 and n <= capacity and wp.isfinite(length[e])
     m = int(0)  # segments
@@ -211,10 +213,10 @@ def _bake(mask: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32),
 
 
 @wp.kernel
-def _invalidate(mask: wp.array(dtype=wp.int32), prev_out: wp.array(dtype=wp.int32)):
-    e = wp.tid()
-    if mask[e] != 0:
-        prev_out[e] = -1
+def _invalidate(agents: int, mask: wp.array(dtype=wp.int32), prev_out: wp.array(dtype=wp.int32)):
+    agent = wp.tid()
+    if mask[agent // agents] != 0:
+        prev_out[agent] = -1
 
 
 # -- step -------------------------------------------------------------------------------------
@@ -286,12 +288,12 @@ def _seg_nearest(p: wp.vec3f, sa: wp.vec4f, sb: wp.vec4f):
 
 
 @wp.func
-def _heading(quat: wp.array(dtype=wp.quatf), has_quat: int, e: int, d: wp.vec3f) -> float:
-    """Yaw of the body's x axis minus the segment direction ``d``'s, in [-pi, pi); 0 without a
-    finite orientation."""
+def _heading(quat: wp.array(dtype=wp.quatf), has_quat: int, a: int, d: wp.vec3f) -> float:
+    """Yaw of agent ``a``'s body x axis minus the segment direction ``d``'s, in [-pi, pi); 0 without
+    a finite orientation."""
     heading = float(0.0)
     if has_quat != 0:
-        q = quat[e]
+        q = quat[a]
         # body x axis, up to the positive factor |q|^2: (w^2 + x^2 - y^2 - z^2, 2 (x y + w z))
         # (this operand order, not quat_yaw_axes': Warp fuses multiply-adds, so it is part of the result)
         fx = q[3] * q[3] + q[0] * q[0] - q[1] * q[1] - q[2] * q[2]
@@ -319,15 +321,17 @@ class FrameRows:
 
 
 @wp.kernel
-def _locate(window: int, block: int,
+def _locate(window: int, block: int, agents: int,
             pts: wp.array2d(dtype=wp.vec4f), spheres: wp.array2d(dtype=wp.vec4f), num_seg: wp.array(dtype=wp.int32),
             closed: wp.array(dtype=wp.int32),
             pos: wp.array(dtype=wp.vec3f), origin: wp.array(dtype=wp.vec3f), has_origin: int,
             quat: wp.array(dtype=wp.quatf), has_quat: int,
             prev_out: wp.array(dtype=wp.int32), frame_out: FrameRows):
-    """``prev_out``: the warm state (each env's previous segment, -1 when none), read and written."""
-    e = wp.tid()
-    p = env_position(pos, origin, has_origin, e)
+    """``prev_out``: the warm state (each agent's previous segment, -1 when none), read and written.
+    One thread per agent; agent ``a`` follows the line of env ``a // agents``."""
+    a = wp.tid()
+    e = a // agents
+    p = env_position(pos, origin, has_origin, a, e)
     m = num_seg[e]
 
     best_d2 = float(wp.inf)
@@ -339,7 +343,7 @@ def _locate(window: int, block: int,
     open_lo = False
     open_hi = False
     if m > 0 and finite3(p):
-        mode, w_start, w_len, open_lo, open_hi = _warm_window(prev_out[e], m, window, closed[e] != 0)
+        mode, w_start, w_len, open_lo, open_hi = _warm_window(prev_out[a], m, window, closed[e] != 0)
 
     # one or two searches: the warm window (mode SEARCH_WARM), or every block not pruned by its
     # sphere (SEARCH_GLOBAL, the nearest block first); a rejected warm result falls back to global.
@@ -401,15 +405,15 @@ def _locate(window: int, block: int,
         break
 
     if best_j < 0:
-        frame_out.s[e] = 0.0
-        frame_out.lateral[e] = 0.0
-        frame_out.vertical[e] = 0.0
-        frame_out.heading[e] = 0.0
-        frame_out.tangent[e] = wp.vec3f(0.0, 0.0, 0.0)
-        frame_out.segment[e] = -1
-        frame_out.distance[e] = 0.0
-        frame_out.search[e] = SEARCH_NONE
-        prev_out[e] = -1
+        frame_out.s[a] = 0.0
+        frame_out.lateral[a] = 0.0
+        frame_out.vertical[a] = 0.0
+        frame_out.heading[a] = 0.0
+        frame_out.tangent[a] = wp.vec3f(0.0, 0.0, 0.0)
+        frame_out.segment[a] = -1
+        frame_out.distance[a] = 0.0
+        frame_out.search[a] = SEARCH_NONE
+        prev_out[a] = -1
         return
 
     sa = pts[e, best_j]
@@ -424,15 +428,15 @@ def _locate(window: int, block: int,
     lateral = float(0.0)
     if hl > 0.0:
         lateral = (d[0] * off[1] - d[1] * off[0]) / hl
-    frame_out.s[e] = sa[3] + best_t * (sb[3] - sa[3])
-    frame_out.lateral[e] = lateral
-    frame_out.vertical[e] = off[2]
-    frame_out.heading[e] = _heading(quat, has_quat, e, d)
-    frame_out.tangent[e] = tangent
-    frame_out.segment[e] = best_j
-    frame_out.distance[e] = wp.sqrt(best_d2)
-    frame_out.search[e] = mode
-    prev_out[e] = best_j
+    frame_out.s[a] = sa[3] + best_t * (sb[3] - sa[3])
+    frame_out.lateral[a] = lateral
+    frame_out.vertical[a] = off[2]
+    frame_out.heading[a] = _heading(quat, has_quat, a, d)
+    frame_out.tangent[a] = tangent
+    frame_out.segment[a] = best_j
+    frame_out.distance[a] = wp.sqrt(best_d2)
+    frame_out.search[a] = mode
+    prev_out[a] = best_j
 
 
 # -- component ---------------------------------------------------------------------------------
@@ -448,13 +452,14 @@ class Localizer(Component):
         name: the component's name (keyword only; default ``"localizer"``, which backs
             ``course.localizer``).
 
-    Inputs: ``position`` [E] vec3f (required), ``orientation`` [E] quatf xyzw (optional: heading 0),
-    ``origin`` [E] vec3f (optional): when bound, positions are world-frame and ``position - origin``
-    is projected; unbound, positions are env-frame.
+    Inputs: ``position`` [E*K] vec3f (required; K agents per env, 1 by default), ``orientation``
+    [E*K] quatf xyzw (optional: heading 0), ``origin`` [E] vec3f (optional): when bound, positions
+    are world-frame and ``position - origin`` is projected; unbound, positions are env-frame.
 
-    Attributes after attach: ``result`` (TrackFrame), ``line`` (the CourseLine followed),
-    ``search`` ([E] int32, per step: :data:`SEARCH_NONE` / :data:`SEARCH_WARM` /
-    :data:`SEARCH_GLOBAL`), ``last_segment`` ([E] int32 warm state, -1 when none).
+    Attributes after attach: ``result`` (TrackFrame, [E*K]), ``line`` (the CourseLine followed,
+    [E] rows), ``search`` ([E*K] int32, per step: :data:`SEARCH_NONE` / :data:`SEARCH_WARM` /
+    :data:`SEARCH_GLOBAL`), ``last_segment`` ([E*K] int32 warm state, -1 when none). Each agent
+    is located alone (its own warm state), exactly as in a one-agent course.
 
     Raises:
         ValueError: ``warm_window`` is not an int >= 1 (or None).
@@ -465,6 +470,7 @@ class Localizer(Component):
     name = "localizer"
     inputs = {"position": InputSpec(wp.vec3f), "orientation": InputSpec(wp.quatf, required=False),
               "origin": ORIGIN_INPUT}
+    multi_agent = True
 
     def __init__(self, warm_window: int | None = None, source: str | None = None, *, name: str = "localizer"):
         self.name = _name(name)
@@ -517,16 +523,17 @@ class Localizer(Component):
         self._pts = wp.zeros((E, N + 1), dtype=wp.vec4f, device=dev)
         self._spheres = wp.zeros((E, nb), dtype=wp.vec4f, device=dev)
         self._num_seg = wp.zeros(E, dtype=wp.int32, device=dev)
-        self.last_segment = wp.full(E, -1, dtype=wp.int32, device=dev)
-        self.search = wp.zeros(E, dtype=wp.int32, device=dev)
+        self._agents, A = ctx.agents, ctx.num_agents  # per agent: the warm state and the frame
+        self.last_segment = wp.full(A, -1, dtype=wp.int32, device=dev)
+        self.search = wp.zeros(A, dtype=wp.int32, device=dev)
         self._no_quat = wp.zeros(1, dtype=wp.quatf, device=dev)
         self._no_origin = no_origin(dev)
         self._valid = res.valid
         self.result = TrackFrame(
-            s=wp.zeros(E, dtype=wp.float32, device=dev), lateral=wp.zeros(E, dtype=wp.float32, device=dev),
-            vertical=wp.zeros(E, dtype=wp.float32, device=dev), heading=wp.zeros(E, dtype=wp.float32, device=dev),
-            tangent=wp.zeros(E, dtype=wp.vec3f, device=dev), segment=wp.full(E, -1, dtype=wp.int32, device=dev),
-            distance=wp.zeros(E, dtype=wp.float32, device=dev),
+            s=wp.zeros(A, dtype=wp.float32, device=dev), lateral=wp.zeros(A, dtype=wp.float32, device=dev),
+            vertical=wp.zeros(A, dtype=wp.float32, device=dev), heading=wp.zeros(A, dtype=wp.float32, device=dev),
+            tangent=wp.zeros(A, dtype=wp.vec3f, device=dev), segment=wp.full(A, -1, dtype=wp.int32, device=dev),
+            distance=wp.zeros(A, dtype=wp.float32, device=dev),
         )
         r = self.result
         rows = self._rows = FrameRows()
@@ -539,19 +546,20 @@ class Localizer(Component):
             t = self._track
             wp.launch(_copy_track, dim=E, inputs=[mask, t.xy, t.z, t.s, t.length, self._capacity],
                       outputs=[line.points, line.tangent, line.s, line.count, line.length, line.closed], device=dev)
-        wp.launch(_bake, dim=E, inputs=[mask, self._valid, line.points, line.s, line.count, line.length,
+        wp.launch(_bake, dim=E, inputs=[self._agents, mask, self._valid, line.points, line.s, line.count, line.length,
                                         line.closed, self._capacity, self._block],
                   outputs=[self._pts, self._spheres, self._num_seg, self.last_segment],
                   device=dev)
 
     def step(self, ctx) -> None:
         quat = (self._bound or {}).get("orientation")
-        wp.launch(_locate, dim=ctx.num_envs,
-                  inputs=[self.warm_window or 0, self._block, self._pts, self._spheres, self._num_seg, self.line.closed,
+        wp.launch(_locate, dim=ctx.num_agents,
+                  inputs=[self.warm_window or 0, self._block, self._agents, self._pts, self._spheres, self._num_seg, self.line.closed,
                           self._bound["position"], *origin_args(self._bound, self._no_origin),
                           self._no_quat if quat is None else quat, int(quat is not None)],
                   outputs=[self.last_segment, self._rows],
                   device=ctx.device)
 
     def reset(self, ctx, mask) -> None:
-        wp.launch(_invalidate, dim=ctx.num_envs, inputs=[mask], outputs=[self.last_segment], device=ctx.device)
+        wp.launch(_invalidate, dim=ctx.num_agents, inputs=[self._agents, mask], outputs=[self.last_segment],
+                  device=ctx.device)

@@ -4,6 +4,10 @@
 of the component named ``"checkpoints"`` and, each step, the bound ``position`` ([E] vec3f [m]).
 Its result is a :class:`~track_gen.tools.types.ProgressEvents` (``StepResult.events``).
 
+Agents: with K agents per env (``Course(..., agents=K)``) every rule below applies to each agent
+alone (agent ``a = e*K + k`` against env ``e``'s checkpoints): ``position``, the state and the
+result are [E*K]; a reset resets every agent of a masked env. With K = 1, read "env" for "agent".
+
 Frames: the checkpoints live in each env's own frame. ``position`` is env-frame, or world-frame
 when the optional input ``origin`` ([E] vec3f, each env's origin in the world, e.g. Isaac Lab's
 ``env.scene.env_origins``) is bound: then ``position[e] - origin[e]`` is used, in every rule below
@@ -126,13 +130,13 @@ class StepEvents:
 
 
 @wp.func
-def _no_events(e: int, events_out: StepEvents):
-    """This step's events of env e: none, and no change of progress."""
-    events_out.passed[e] = 0
-    events_out.missed[e] = 0
-    events_out.wrong_way[e] = 0
-    events_out.lap[e] = 0
-    events_out.delta[e] = 0.0
+def _no_events(agent: int, events_out: StepEvents):
+    """This step's events of an agent (row ``agent``): none, and no change of progress."""
+    events_out.passed[agent] = 0
+    events_out.missed[agent] = 0
+    events_out.wrong_way[agent] = 0
+    events_out.lap[agent] = 0
+    events_out.delta[agent] = 0.0
 
 
 @wp.func
@@ -245,6 +249,7 @@ def _pass_planes(a: wp.vec3f, b: wp.vec3f, e: int, n: int, nx: int, lp: int, clo
 
 @wp.kernel
 def _progress_step(
+    agents: int,
     checkpoints: CheckpointArrays,
     valid: wp.array(dtype=wp.int32),
     position: wp.array(dtype=wp.vec3f),
@@ -253,7 +258,8 @@ def _progress_step(
     state_out: ProgressState,  # read and written
     events_out: StepEvents,
 ):
-    e = wp.tid()
+    agent = wp.tid()  # agent e*K + k races env e = agent // K; its state and events are row `agent`
+    e = agent // agents
     # the structs' arrays, passed on as arrays (a struct argument of a function is a copy)
     cp_pos = checkpoints.pos
     cp_normal = checkpoints.normal
@@ -261,28 +267,28 @@ def _progress_step(
     cp_half_h = checkpoints.half_height
     cp_s = checkpoints.s
     n = wp.min(checkpoints.count[e], cp_pos.shape[1])
-    b = env_position(position, env_origin, has_origin, e)
+    b = env_position(position, env_origin, has_origin, agent, e)
     if valid[e] == 0 or n <= 0 or not wp.isfinite(b):
-        _no_events(e, events_out)
+        _no_events(agent, events_out)
         if valid[e] == 0 or n <= 0:
-            events_out.progress[e] = 0.0
+            events_out.progress[agent] = 0.0
         return
     closed = wp.where(checkpoints.closed[e] != 0, 1, 0)
     length = checkpoints.length[e]
-    nx = state_out.next[e]
+    nx = state_out.next[agent]
     if nx < 0 or nx > n or (nx == n and closed != 0):
         nx = 0  # only after a checkpoint set changed without a reset
-    if state_out.has_prev[e] == 0:
+    if state_out.has_prev[agent] == 0:
         loc0 = _local(b, e, nx, n, closed, cp_pos, cp_normal, cp_s, length)
-        state_out.origin[e] = loc0
-        state_out.last_local[e] = loc0
-        state_out.prev_pos[e] = b
-        state_out.has_prev[e] = 1
-        _no_events(e, events_out)
-        events_out.progress[e] = 0.0
+        state_out.origin[agent] = loc0
+        state_out.last_local[agent] = loc0
+        state_out.prev_pos[agent] = b
+        state_out.has_prev[agent] = 1
+        _no_events(agent, events_out)
+        events_out.progress[agent] = 0.0
         return
-    a = state_out.prev_pos[e]
-    lp0 = state_out.laps[e]
+    a = state_out.prev_pos[agent]
+    lp0 = state_out.laps[agent]
     lp = lp0
     count = int(0)
     ww = int(0)
@@ -307,24 +313,25 @@ def _progress_step(
     else:
         loc = cp_s[e, n - 1]
     lap_len = length * float(closed)
-    events_out.progress[e] = float(lp) * lap_len + (loc - state_out.origin[e])
-    events_out.delta[e] = float(lp - lp0) * lap_len + (loc - state_out.last_local[e])
-    state_out.last_local[e] = loc
-    state_out.prev_pos[e] = b
-    state_out.next[e] = nx
-    state_out.laps[e] = lp
-    events_out.passed[e] = count
-    events_out.missed[e] = miss
-    events_out.wrong_way[e] = ww
-    events_out.lap[e] = lap_done
+    events_out.progress[agent] = float(lp) * lap_len + (loc - state_out.origin[agent])
+    events_out.delta[agent] = float(lp - lp0) * lap_len + (loc - state_out.last_local[agent])
+    state_out.last_local[agent] = loc
+    state_out.prev_pos[agent] = b
+    state_out.next[agent] = nx
+    state_out.laps[agent] = lp
+    events_out.passed[agent] = count
+    events_out.missed[agent] = miss
+    events_out.wrong_way[agent] = ww
+    events_out.lap[agent] = lap_done
     if count != 0:
-        state_out.total[e] = state_out.total[e] + count
+        state_out.total[agent] = state_out.total[agent] + count
 
 
 @wp.kernel
 def _progress_reset(
     tol: float,
     use_start: int,
+    agents: int,
     mask: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     start_pos: wp.array(dtype=wp.vec3f),
@@ -332,7 +339,8 @@ def _progress_reset(
     state_out: ProgressState,
     events_out: StepEvents,
 ):
-    e = wp.tid()
+    agent = wp.tid()
+    e = agent // agents
     if mask[e] == 0:
         return
     nx = int(0)
@@ -340,53 +348,60 @@ def _progress_reset(
     if use_start != 0 and valid[e] != 0 and n >= 2:
         if wp.dot(start_pos[e] - checkpoints.pos[e, 0], checkpoints.normal[e, 0]) >= -tol:
             nx = 1
-    state_out.next[e] = nx
-    state_out.has_prev[e] = 0
-    state_out.origin[e] = 0.0
-    state_out.last_local[e] = 0.0
-    _no_events(e, events_out)
-    state_out.laps[e] = 0
-    state_out.total[e] = 0
-    events_out.progress[e] = 0.0
+    state_out.next[agent] = nx
+    state_out.has_prev[agent] = 0
+    state_out.origin[agent] = 0.0
+    state_out.last_local[agent] = 0.0
+    _no_events(agent, events_out)
+    state_out.laps[agent] = 0
+    state_out.total[agent] = 0
+    events_out.progress[agent] = 0.0
 
 
 @wp.kernel
 def _progress_start_at(
     cp_cap: int,
+    agents: int,
+    index_per_agent: int,
     mask: wp.array(dtype=wp.int32),
     index: wp.array(dtype=wp.int32),
     cp_count: wp.array(dtype=wp.int32),
     cp_closed: wp.array(dtype=wp.int32),
     next_cp_out: wp.array(dtype=wp.int32),
 ):
-    e = wp.tid()
+    """``index`` holds one row per agent (``index_per_agent``) or one per env."""
+    agent = wp.tid()
+    e = agent // agents
     if mask[e] == 0:
         return
     n = wp.min(cp_count[e], cp_cap)
     k = index[e]
+    if index_per_agent != 0:
+        k = index[agent]
     if k < 0 or k >= n:
         return
     k += 1
     if k == n and cp_closed[e] != 0:
         k = 0
-    next_cp_out[e] = k
+    next_cp_out[agent] = k
 
 
 _CP_FIELDS = ("pos", "normal", "half_width", "half_height", "s", "count", "length", "closed")
 
 
 class Progress(Component):
-    """Checkpoint events and distance along the course, per env and step (see the module docstring).
+    """Checkpoint events and distance along the course, per agent and step (see the module docstring).
 
     Reads the ``"checkpoints"`` component's CheckpointSet ([E, C] slots) and the bound
-    ``position`` ([E] vec3f; world-frame when the optional ``origin`` ([E] vec3f, each env's
-    origin) is bound: ``position - origin`` is used, else env-frame). ``result`` is a
-    :class:`ProgressEvents` of [E] arrays; ``utility`` (``course.progress``) is the component
-    itself, with ``next_index``, ``progress``, ``laps``, ``total`` shortcuts to the result arrays
-    and :meth:`start_at` for random-start resets.
+    ``position`` ([E*K] vec3f, K agents per env, K = 1 by default; world-frame when the optional
+    ``origin`` ([E] vec3f, each env's origin) is bound: ``position - origin`` is used, else
+    env-frame). ``result`` is a :class:`ProgressEvents` of [E*K] arrays; ``utility``
+    (``course.progress``) is the component itself, with ``next_index``, ``progress``, ``laps``,
+    ``total``, ``lap_position`` shortcuts and :meth:`start_at` for random-start resets. Each agent
+    is tracked alone, exactly as in a one-agent course flown with its poses.
 
     State besides the result: the previous position, whether one is stored, the progress origin
-    and the last within-lap progress ([E] each, 24 bytes per env).
+    and the last within-lap progress ([E*K] each, 24 bytes per agent).
 
     Args:
         start_tolerance: signed distance [m] within which the course start counts as on
@@ -398,6 +413,7 @@ class Progress(Component):
     name = "progress"
     requires = ("checkpoints",)
     inputs = {"position": InputSpec(wp.vec3f), "origin": ORIGIN_INPUT}
+    multi_agent = True
 
     def __init__(self, start_tolerance: float = START_TOLERANCE, *, name: str = "progress"):
         self.name = _name(name)
@@ -423,16 +439,17 @@ class Progress(Component):
         start = getattr(ctx.result, "start_pos", None)
         self._use_start = int(isinstance(start, wp.array) and tuple(start.shape) == (E,) and start.dtype == wp.vec3f)
         self._start = start if self._use_start else wp.zeros(E, dtype=wp.vec3f, device=dev)
+        self._agents, A = ctx.agents, ctx.num_agents
 
         def i32():
-            return wp.zeros(E, dtype=wp.int32, device=dev)
+            return wp.zeros(A, dtype=wp.int32, device=dev)
 
         def f32():
-            return wp.zeros(E, dtype=wp.float32, device=dev)
+            return wp.zeros(A, dtype=wp.float32, device=dev)
 
         self.result = ProgressEvents(next=i32(), passed=i32(), missed=i32(), wrong_way=i32(), lap=i32(),
                                      laps=i32(), total=i32(), progress=f32(), delta=f32())
-        self._prev_pos = wp.zeros(E, dtype=wp.vec3f, device=dev)
+        self._prev_pos = wp.zeros(A, dtype=wp.vec3f, device=dev)
         self._has_prev = i32()
         self._origin = f32()
         self._last_local = f32()
@@ -453,54 +470,73 @@ class Progress(Component):
 
     def step(self, ctx) -> None:
         wp.launch(
-            _progress_step, dim=ctx.num_envs,
-            inputs=[self._checkpoints, self._valid, self._bound["position"],
+            _progress_step, dim=ctx.num_agents,
+            inputs=[self._agents, self._checkpoints, self._valid, self._bound["position"],
                     *origin_args(self._bound, self._no_origin)],
             outputs=[self._state, self._step_events], device=ctx.device,
         )
 
     def reset(self, ctx, mask) -> None:
         wp.launch(
-            _progress_reset, dim=ctx.num_envs,
-            inputs=[self.start_tolerance, self._use_start, mask, self._valid, self._start, self._checkpoints],
+            _progress_reset, dim=ctx.num_agents,
+            inputs=[self.start_tolerance, self._use_start, self._agents, mask, self._valid, self._start,
+                    self._checkpoints],
             outputs=[self._state, self._step_events], device=ctx.device,
         )
 
     # -- utility --------------------------------------------------------------------------------
     def start_at(self, mask: wp.array, index: wp.array) -> None:
-        """Count checkpoint ``index[e]`` as behind for each masked env (a random-start reset).
+        """Count checkpoint ``index`` as behind for each agent of each masked env (a random-start reset).
 
         Call it after the course reset, when the robot is put on that checkpoint's plane (e.g. by
         ``CheckpointSampler.sample``, whose ``out_index`` it takes): ``next = index + 1`` (0 after
-        the last of a loop, ``count`` on a sprint). Envs whose index is outside ``[0, count)``
+        the last of a loop, ``count`` on a sprint). Agents whose index is outside ``[0, count)``
         (-1: no checkpoint) keep the reset's ``next``. Laps still count at the wrap after the last
-        checkpoint. One launch, recordable; ``mask`` and ``index`` are [E] int32.
+        checkpoint. One launch, recordable; ``mask`` is [E] int32, ``index`` [E*K] int32 (one per
+        agent) or [E] int32 (every agent of env e on checkpoint ``index[e]``).
         """
-        E = self.result.next.shape[0]
-        for name, arr in (("mask", mask), ("index", index)):
-            if not isinstance(arr, wp.array) or tuple(arr.shape) != (E,) or arr.dtype != wp.int32:
-                raise TypeError(f"start_at: {name} must be a [{E}] int32 wp.array, got {arr!r}")
+        E = self._cps.count.shape[0]
+        A = self.result.next.shape[0]
+        if not isinstance(mask, wp.array) or tuple(mask.shape) != (E,) or mask.dtype != wp.int32:
+            raise TypeError(f"start_at: mask must be a [{E}] int32 wp.array, got {mask!r}")
+        rows = (A,) if A == E else (A, E)
+        if not isinstance(index, wp.array) or index.ndim != 1 or index.shape[0] not in rows or index.dtype != wp.int32:
+            want = f"[{E}]" if A == E else f"[{A}] (one per agent) or [{E}] (one per env)"
+            raise TypeError(f"start_at: index must be a {want} int32 wp.array, got {index!r}")
         c = self._cps
-        wp.launch(_progress_start_at, dim=E,
-                  inputs=[c.pos.shape[1], mask, index, c.count, c.closed], outputs=[self.result.next],
-                  device=self.result.next.device)
+        wp.launch(_progress_start_at, dim=A,
+                  inputs=[c.pos.shape[1], self._agents, int(index.shape[0] == A), mask, index, c.count, c.closed],
+                  outputs=[self.result.next], device=self.result.next.device)
 
     @property
     def next_index(self) -> wp.array:
-        """[E] int32 index of the next checkpoint to pass (``count`` on a finished sprint)."""
+        """[E*K] int32 index of the next checkpoint to pass (``count`` on a finished sprint)."""
         return self.result.next
 
     @property
     def progress(self) -> wp.array:
-        """[E] float32 distance along the course since reset [m]."""
+        """[E*K] float32 distance along the course since reset [m]."""
         return self.result.progress
 
     @property
     def laps(self) -> wp.array:
-        """[E] int32 laps completed since reset."""
+        """[E*K] int32 laps completed since reset."""
         return self.result.laps
 
     @property
     def total(self) -> wp.array:
-        """[E] int32 checkpoints passed since reset."""
+        """[E*K] int32 checkpoints passed since reset."""
         return self.result.total
+
+    @property
+    def lap_position(self) -> wp.array:
+        """[E*K] float32 arc length along the course line within the current lap at the last step
+        [m]: ``local`` of the module docstring (slightly below 0 just after a lap's last
+        checkpoint, ``s`` of the finish on a finished sprint); 0 after a reset until the first
+        step. ``laps * length + lap_position`` is where the agent is along the whole race."""
+        return self._last_local
+
+    @property
+    def checkpoint_set(self):
+        """The :class:`~track_gen.tools.types.CheckpointSet` it reads ([E] lap lengths, [E, C] planes)."""
+        return self._cps

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import warp as wp
 
-__all__ = ["CheckpointArrays", "CheckpointSet", "CourseLine", "ProgressEvents", "Contacts", "TrackFrame",
-           "checkpoint_arrays"]
+__all__ = ["AgentContactsResult", "CheckpointArrays", "CheckpointSet", "CourseLine", "ProgressEvents", "Contacts",
+           "StandingsResult", "TrackFrame", "checkpoint_arrays"]
 
 
 @dataclass
@@ -139,3 +139,26 @@ class TrackFrame:
     """int32 index of the segment holding the projection."""
     distance: wp.array
     """float32 3D distance to the line [m]."""
+
+
+@dataclass
+class AgentContactsResult:
+    """Per-step proximity of the agents of one env (``res["agent_contacts"]``); every field [E*K]."""
+
+    contact: wp.array
+    """int32 1 when another agent of the same env is within ``2 * radius`` (centre to centre)."""
+    distance: wp.array
+    """float32 distance to the nearest other agent of the env [m] (``FAR`` = 1e6 when there is none)."""
+    index: wp.array
+    """int32 global index ``e*K + k'`` of that agent, -1 when there is none (always with K = 1)."""
+
+
+@dataclass
+class StandingsResult:
+    """Per-step race order of the agents of one env (``res["standings"]``); every field [E*K]."""
+
+    rank: wp.array
+    """int32 place in the env's race, 0 = leading: by laps, then checkpoints passed, then position
+    along the course line; ties go to the lower agent index."""
+    gap: wp.array
+    """float32 distance along the course line to the leader [m], >= 0 (0 for the leader)."""

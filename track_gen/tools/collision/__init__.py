@@ -38,6 +38,11 @@ that moves the body away from the obstacle that set ``clearance``, ``index`` tha
 All kernels run one thread per env (the SDF bake one per env and grid row) and only touch their
 env's rows; ``step`` is stateless, so a replayed graph gives the eager result byte for byte.
 
+Several agents per env (``Course(..., agents=K)``): the pose inputs and the Contacts are [E*K]
+(``origin`` stays [E]); ``step`` runs one thread per agent ``a`` against the course of env
+``a // K``, so agent k's row equals that of a one-agent course given agent k's pose. Agents do
+not collide with each other here: that is :class:`~track_gen.tools.AgentContacts`.
+
 Modules: :mod:`.pose` (the inputs, the body's box, the contact rows, the base class),
 :mod:`.edges` (the band's edges and the nearest-segment searches both band modes share),
 :mod:`.band` (:class:`BandCollision` and its exact ``"segments"`` step), :mod:`.band_sdf` (the

@@ -190,16 +190,17 @@ def _band_segments_kernel(K: int, C: int,
                           right: wp.array2d(dtype=wp.vec2f), nrm: wp.array2d(dtype=wp.vec2f),
                           boxes: wp.array2d(dtype=wp.vec4f), body: BodyBox,
                           contacts_out: ContactRows):
-    e = wp.tid()
-    verdict, p3, c, u, v, ha, hb = open_row(e, valid[e] != 0, body)
+    agent = wp.tid()  # one thread per agent, against the course of its env
+    e = agent // body.agents
+    verdict, p3, c, u, v, ha, hb = open_row(agent, e, valid[e] != 0, body)
     if verdict != GO:
-        write_row(e, verdict, contacts_out)
+        write_row(agent, verdict, contacts_out)
         return
     N = left.shape[1]
     rho = wp.sqrt(ha * ha + hb * hb)
     clear, cl0, g = _band_clear(c, u, v, ha, hb, rho, left, right, boxes, e, N, K, C)
     if clear:
-        write(e, contacts_out, cl0, band_inward_normal(nrm, e, N, g), g)
+        write(agent, contacts_out, cl0, band_inward_normal(nrm, e, N, g), g)
         return
     # touching or outside: the full path. Per query point q (0 the centre, 1 ... 4 the corners,
     # see query_point): its nearest segment bg[q], distance bd[q] and closest-point parameter bt[q]
@@ -277,7 +278,7 @@ def _band_segments_kernel(K: int, C: int,
             dep = bin_
             idx = gin
         cl = 0.0 - dep
-    write(e, contacts_out, cl, band_inward_normal(nrm, e, N, idx), idx)
+    write(agent, contacts_out, cl, band_inward_normal(nrm, e, N, idx), idx)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -431,7 +432,7 @@ class BandCollision(CollisionBase):
             launch_sdf_step(ctx, self)
             return
         r = ctx.result
-        wp.launch(_band_segments_kernel, dim=ctx.num_envs, device=ctx.device,
+        wp.launch(_band_segments_kernel, dim=ctx.num_agents, device=ctx.device,
                   inputs=[self._K, self._C, r.valid, self.left, self.right, r.normal, self.boxes, self._pose()],
                   outputs=[self._outputs()])
 

@@ -100,10 +100,11 @@ def _band_sdf_kernel(x0: float, cell: float, max_side: int,
                      valid: wp.array(dtype=wp.int32), grid: wp.array3d(dtype=wp.float32),
                      gidx: wp.array3d(dtype=wp.int16), nrm: wp.array2d(dtype=wp.vec2f), body: BodyBox,
                      contacts_out: ContactRows):
-    e = wp.tid()
-    verdict, p3, c, u, v, ha, hb = open_row(e, valid[e] != 0, body)
+    agent = wp.tid()  # one thread per agent, against the course of its env
+    e = agent // body.agents
+    verdict, p3, c, u, v, ha, hb = open_row(agent, e, valid[e] != 0, body)
     if verdict != GO:
-        write_row(e, verdict, contacts_out)
+        write_row(agent, verdict, contacts_out)
         return
     best, bgrad, br, bc = _grid_lookup(grid, e, x0, cell, c)
     # the boundary, walked counter-clockwise from corner (+a, +b): each side cut into pieces of
@@ -142,13 +143,13 @@ def _band_sdf_kernel(x0: float, cell: float, max_side: int,
         n3 = wp.vec3f(bgrad[0] / lg, bgrad[1] / lg, 0.0)
     elif idx >= 0:
         n3 = band_inward_normal(nrm, e, nrm.shape[1], idx)
-    write(e, contacts_out, best, n3, idx)
+    write(agent, contacts_out, best, n3, idx)
 
 
 def launch_sdf_step(ctx, comp) -> None:
     """One ``"sdf"`` step of the BandCollision ``comp`` for every env."""
     r = ctx.result
-    wp.launch(_band_sdf_kernel, dim=ctx.num_envs, device=ctx.device,
+    wp.launch(_band_sdf_kernel, dim=ctx.num_agents, device=ctx.device,
               inputs=[comp.origin, comp.cell, SIDE_PIECES, r.valid, comp.grid, comp.grid_index, r.normal,
                       comp._pose()],
               outputs=[comp._outputs()])

@@ -44,11 +44,12 @@ def _disc_kernel(radius: float,
                  valid: wp.array(dtype=wp.int32), posts: wp.array2d(dtype=wp.vec2f), count: wp.array(dtype=wp.int32),
                  body: BodyBox,
                  contacts_out: ContactRows):
-    e = wp.tid()
+    agent = wp.tid()  # one thread per agent, against the course of its env
+    e = agent // body.agents
     G = gates_in_use(valid[e], count[e], posts.shape[1] // 2)
-    verdict, p3, c, u, v, ha, hb = open_row(e, G > 0, body)
+    verdict, p3, c, u, v, ha, hb = open_row(agent, e, G > 0, body)
     if verdict != GO:
-        write_row(e, verdict, contacts_out)
+        write_row(agent, verdict, contacts_out)
         return
     # |pc - c| - rho <= sd_rect(pc) <= |pc - c|: a post whose centre lies farther than the
     # nearest centre plus the half-diagonal rho cannot be the nearest post; skip it (a relative
@@ -83,7 +84,7 @@ def _disc_kernel(radius: float,
             else:
                 nb = wp.vec2f(0.0, -wp.where(pl[1] < 0.0, -1.0, 1.0))
             bn = nb[0] * u + nb[1] * v
-    write(e, contacts_out, best, wp.vec3f(bn[0], bn[1], 0.0), bidx)
+    write(agent, contacts_out, best, wp.vec3f(bn[0], bn[1], 0.0), bidx)
 
 
 class DiscCollision(CollisionBase):
@@ -138,7 +139,7 @@ class DiscCollision(CollisionBase):
 
     def step(self, ctx) -> None:
         r = ctx.result
-        wp.launch(_disc_kernel, dim=ctx.num_envs, device=ctx.device,
+        wp.launch(_disc_kernel, dim=ctx.num_agents, device=ctx.device,
                   inputs=[self.radius, r.valid, self.posts, r.count, self._pose()],
                   outputs=[self._outputs()])
 
@@ -217,11 +218,12 @@ def _frame_kernel(half_height: float,
                   width: wp.array(dtype=wp.float32), height: wp.array(dtype=wp.float32),
                   thickness: wp.array(dtype=wp.float32), body: BodyBox,
                   contacts_out: ContactRows):
-    e = wp.tid()
+    agent = wp.tid()  # one thread per agent, against the course of its env
+    e = agent // body.agents
     G = gates_in_use(valid[e], count[e], gpos.shape[1])
-    verdict, p3, c, u, v, ha, hb = open_row(e, G > 0, body)
+    verdict, p3, c, u, v, ha, hb = open_row(agent, e, G > 0, body)
     if verdict != GO:
-        write_row(e, verdict, contacts_out)
+        write_row(agent, verdict, contacts_out)
         return
     rho = wp.sqrt(ha * ha + hb * hb)
     w = width[e]
@@ -267,7 +269,7 @@ def _frame_kernel(half_height: float,
             best = sd
             bidx = gk
             bn = nv
-    write(e, contacts_out, best, bn, bidx)
+    write(agent, contacts_out, best, bn, bidx)
 
 
 class FrameCollision(CollisionBase):
@@ -311,7 +313,7 @@ class FrameCollision(CollisionBase):
 
     def step(self, ctx) -> None:
         r = ctx.result
-        wp.launch(_frame_kernel, dim=ctx.num_envs, device=ctx.device,
+        wp.launch(_frame_kernel, dim=ctx.num_agents, device=ctx.device,
                   inputs=[self.half_height, r.valid, r.pos, r.normal, r.count, r.width, r.height, r.thickness,
                           self._pose()],
                   outputs=[self._outputs()])

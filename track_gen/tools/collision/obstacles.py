@@ -20,13 +20,14 @@ def _pole_kernel(half_height: float,
                  orad: wp.array2d(dtype=wp.float32), oheight: wp.array2d(dtype=wp.float32),
                  ocount: wp.array(dtype=wp.int32), body: BodyBox,
                  contacts_out: ContactRows):
-    e = wp.tid()
+    agent = wp.tid()  # one thread per agent, against the course of its env
+    e = agent // body.agents
     n = wp.clamp(ocount[e], 0, opos.shape[1])
     if valid[e] == 0:
         n = 0
-    verdict, p3, c, u, v, ha, hb = open_row(e, n > 0, body)
+    verdict, p3, c, u, v, ha, hb = open_row(agent, e, n > 0, body)
     if verdict != GO:
-        write_row(e, verdict, contacts_out)
+        write_row(agent, verdict, contacts_out)
         return
     best = float(BIG)
     bidx = int(-1)
@@ -57,7 +58,7 @@ def _pole_kernel(half_height: float,
             best = sd
             bidx = k
             bn = nv
-    write(e, contacts_out, best, bn, bidx)
+    write(agent, contacts_out, best, bn, bidx)
 
 
 class ObstacleCollision(CollisionBase):
@@ -96,7 +97,7 @@ class ObstacleCollision(CollisionBase):
 
     def step(self, ctx) -> None:
         r = ctx.result
-        wp.launch(_pole_kernel, dim=ctx.num_envs, device=ctx.device,
+        wp.launch(_pole_kernel, dim=ctx.num_agents, device=ctx.device,
                   inputs=[self.half_height, r.valid, r.obstacle_pos, r.obstacle_radius, r.obstacle_height,
                           r.obstacle_count, self._pose()],
                   outputs=[self._outputs()])

@@ -53,9 +53,11 @@ def pose_finite(p: wp.vec3f, q: wp.quatf, h: wp.vec2f) -> bool:
 
 @wp.struct
 class BodyBox:
-    """The per-step pose inputs of a collision kernel: box centres (env frame, or world frame
-    minus ``origin`` when ``has_origin``), orientations (yaw used) and footprint half extents."""
+    """The per-step pose inputs of a collision kernel, one row per agent (``agents`` per env; agent
+    ``a`` races env ``a // agents``): box centres (env frame, or world frame minus ``origin[env]``
+    when ``has_origin``), orientations (yaw used) and footprint half extents."""
 
+    agents: int
     position: wp.array(dtype=wp.vec3f)
     origin: wp.array(dtype=wp.vec3f)
     has_origin: int
@@ -65,7 +67,7 @@ class BodyBox:
 
 @wp.struct
 class ContactRows:
-    """The :class:`~track_gen.tools.types.Contacts` arrays a collision kernel writes, one row per env."""
+    """The :class:`~track_gen.tools.types.Contacts` arrays a collision kernel writes, one row per agent."""
 
     hit: wp.array(dtype=wp.int32)
     depth: wp.array(dtype=wp.float32)
@@ -82,16 +84,16 @@ BAD_POSE = wp.constant(2)
 
 
 @wp.func
-def open_row(e: int, has_obstacle: bool, body: BodyBox):
+def open_row(a: int, e: int, has_obstacle: bool, body: BodyBox):
     """The opening every collision kernel shares: the verdict (:data:`GO`, :data:`NO_OBSTACLE`
-    without an obstacle, :data:`BAD_POSE` for a non-finite pose) and env e's box: its env-frame
+    without an obstacle, :data:`BAD_POSE` for a non-finite pose) and agent a's box (in env e): its env-frame
     centre (3D and xy), body x and y axes (yaw only) and absolute half extents (use them only on
     GO). On any other verdict the kernel writes :func:`write_row` and returns. (The kernel writes
     the rows, not this function: Warp copies a struct argument, so the contact arrays would be
     copied once more per env.)"""
-    p3 = env_position(body.position, body.origin, body.has_origin, e)
-    q = body.orientation[e]
-    h = body.half_extents[e]
+    p3 = env_position(body.position, body.origin, body.has_origin, a, e)
+    q = body.orientation[a]
+    h = body.half_extents[a]
     u, v = quat_yaw_axes(q)
     ok = pose_finite(p3, q, h)
     c = wp.vec2f(p3[0], p3[1])
@@ -106,12 +108,12 @@ def open_row(e: int, has_obstacle: bool, body: BodyBox):
 
 
 @wp.func
-def write_row(e: int, verdict: int, contacts_out: ContactRows):
+def write_row(a: int, verdict: int, contacts_out: ContactRows):
     """The special row of a verdict of :func:`open_row`: "no obstacle" or "non-finite pose"."""
     if verdict == NO_OBSTACLE:
-        write_none(e, contacts_out)
+        write_none(a, contacts_out)
     else:
-        write_nan(e, contacts_out)
+        write_nan(a, contacts_out)
 
 
 @wp.func
@@ -145,40 +147,40 @@ def prism_gap(dxy: float, dir2: wp.vec2f, dzs: float, dz: float):
 # contact rows
 # ------------------------------------------------------------------------------------------------
 @wp.func
-def write(e: int, contacts_out: ContactRows, cl: float, n: wp.vec3f, idx: int):
-    """Env e's contact row from its clearance ``cl``, normal ``n`` and obstacle index ``idx``."""
-    contacts_out.hit[e] = wp.where(cl <= 0.0, 1, 0)
-    contacts_out.depth[e] = wp.max(0.0 - cl, 0.0)
-    contacts_out.clearance[e] = cl
-    contacts_out.normal[e] = n
-    contacts_out.index[e] = idx
+def write(a: int, contacts_out: ContactRows, cl: float, n: wp.vec3f, idx: int):
+    """Agent a's contact row from its clearance ``cl``, normal ``n`` and obstacle index ``idx``."""
+    contacts_out.hit[a] = wp.where(cl <= 0.0, 1, 0)
+    contacts_out.depth[a] = wp.max(0.0 - cl, 0.0)
+    contacts_out.clearance[a] = cl
+    contacts_out.normal[a] = n
+    contacts_out.index[a] = idx
 
 
 @wp.func
-def write_none(e: int, contacts_out: ContactRows):
+def write_none(a: int, contacts_out: ContactRows):
     """The "no obstacle" row: hit 0, depth 0, clearance FAR, normal 0, index -1."""
-    contacts_out.hit[e] = 0
-    contacts_out.depth[e] = 0.0
-    contacts_out.clearance[e] = FAR
-    contacts_out.normal[e] = wp.vec3f(0.0, 0.0, 0.0)
-    contacts_out.index[e] = -1
+    contacts_out.hit[a] = 0
+    contacts_out.depth[a] = 0.0
+    contacts_out.clearance[a] = FAR
+    contacts_out.normal[a] = wp.vec3f(0.0, 0.0, 0.0)
+    contacts_out.index[a] = -1
 
 
 @wp.func
-def write_nan(e: int, contacts_out: ContactRows):
+def write_nan(a: int, contacts_out: ContactRows):
     """The "non-finite pose" row: hit 1, depth 0, clearance NAN_POSE_CLEARANCE, normal 0, index -1."""
-    contacts_out.hit[e] = 1
-    contacts_out.depth[e] = 0.0
-    contacts_out.clearance[e] = NAN_POSE_CLEARANCE
-    contacts_out.normal[e] = wp.vec3f(0.0, 0.0, 0.0)
-    contacts_out.index[e] = -1
+    contacts_out.hit[a] = 1
+    contacts_out.depth[a] = 0.0
+    contacts_out.clearance[a] = NAN_POSE_CLEARANCE
+    contacts_out.normal[a] = wp.vec3f(0.0, 0.0, 0.0)
+    contacts_out.index[a] = -1
 
 
 @wp.kernel
-def _reset_kernel(mask: wp.array(dtype=wp.int32), contacts_out: ContactRows):
-    e = wp.tid()
-    if mask[e] != 0:
-        write_none(e, contacts_out)
+def _reset_kernel(agents: int, mask: wp.array(dtype=wp.int32), contacts_out: ContactRows):
+    a = wp.tid()
+    if mask[a // agents] != 0:
+        write_none(a, contacts_out)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -195,13 +197,16 @@ def _contacts(E: int, device) -> Contacts:
 
 
 class CollisionBase(Component):
-    """Common parts: the inputs, the Contacts result, the reset to "no contact"."""
+    """Common parts: the inputs, the Contacts result ([E*K], one row per agent), the reset to
+    "no contact". A kernel runs one thread per agent ``a`` against the course of env ``a // K``."""
 
     name = "collision"
     inputs = POSE_INPUTS
+    multi_agent = True
 
     def _attach_result(self, ctx) -> None:
-        self.result = _contacts(ctx.num_envs, ctx.device)
+        self._agents = ctx.agents
+        self.result = _contacts(ctx.num_agents, ctx.device)
         self._no_origin = no_origin(ctx.device)
         self.utility = self
         r = self.result
@@ -212,13 +217,15 @@ class CollisionBase(Component):
 
     def reset(self, ctx, mask) -> None:
         """Masked rows read "no contact" (clearance FAR, index -1) until the next step."""
-        wp.launch(_reset_kernel, dim=ctx.num_envs, inputs=[mask], device=ctx.device, outputs=[self._outputs()])
+        wp.launch(_reset_kernel, dim=ctx.num_agents, inputs=[self._agents, mask], device=ctx.device,
+                  outputs=[self._outputs()])
 
     def _pose(self) -> BodyBox:
         """The pose inputs as bound (rebuilt after each ``bind``)."""
         if self._box_of is not self._bound:
             b = self._bound
             box = BodyBox()
+            box.agents = self._agents
             box.position, box.orientation, box.half_extents = b["box_position"], b["orientation"], b["half_extents"]
             box.origin, box.has_origin = origin_args(b, self._no_origin)
             self._box, self._box_of = box, self._bound

@@ -36,11 +36,12 @@ class DepthResult:
     """What a :class:`DepthCamera` writes each step."""
 
     depth: wp.array
-    """[E, H, W] float32 depth [m]: row 0 is the top of the image, column 0 its left."""
+    """[E*K, H, W] float32 depth [m] (one image per agent; K = 1 by default): row 0 is the top of
+    the image, column 0 its left."""
     ranges: wp.array = None
-    """[E, N] float32 ranges of the ``ring=N`` rays [m] (distance along the ray); None without a ring."""
+    """[E*K, N] float32 ranges of the ``ring=N`` rays [m] (distance along the ray); None without a ring."""
     grid: wp.array = None
-    """[E, rows, cols] float32 ranges of the ``grid=(rows, cols)`` rays [m] (distance along the ray;
+    """[E*K, rows, cols] float32 ranges of the ``grid=(rows, cols)`` rays [m] (distance along the ray;
     row 0 the front-most, column 0 the left-most); None without a grid."""
 
 
@@ -82,18 +83,20 @@ class DepthCamera(Component):
 
     Range ring (``ring=N > 0``): N more rays from the mount point in the body's xy plane (turned
     by the full orientation, not pitched), ray k at ``2 pi k / N`` from body x counter-clockwise;
-    ``result.ranges`` [E, N] holds the distance along each ray with the same scene, ``near``,
+    ``result.ranges`` [E*K, N] holds the distance along each ray with the same scene, ``near``,
     ``far`` and special rows as the image.
 
     Range grid (``grid=(rows, cols)``): rows x cols parallel rays along ``grid_direction`` (body
     frame, default straight down: a height scan), starting ``grid_spacing`` apart on a grid in the
     body's xy plane centred on the mount (row 0 the front-most, column 0 the left-most), all turned
-    by the full orientation; ``result.grid`` [E, rows, cols] holds the distance along each ray,
+    by the full orientation; ``result.grid`` [E*K, rows, cols] holds the distance along each ray,
     with the same scene, ``near``, ``far`` and special rows as the image.
 
-    Inputs: ``position`` [E] vec3f, ``orientation`` [E] quatf (x, y, z, w), optional ``origin``
-    [E] vec3f (world-frame positions; the env frame is ``position - origin``) and ``render`` [E]
-    int32 (when bound only envs with ``render != 0`` are drawn; the others' rows are untouched).
+    Inputs: ``position`` [E*K] vec3f, ``orientation`` [E*K] quatf (x, y, z, w), optional ``origin``
+    [E] vec3f (world-frame positions; the env frame is ``position - origin``) and ``render`` [E*K]
+    int32 (when bound only agents with ``render != 0`` are drawn; the others' rows are untouched).
+    K is the agents per env (1 by default): each agent gets its own image of its env's course.
+    The other agents are not in the image (it is the image a one-agent course gives that pose).
 
     Cost: stateless, one thread per (env, image row) in ``step`` (and one per (env, range ray)).
     A row's rays share a plane through the camera centre: each gate, post or pole is tested only
@@ -127,6 +130,7 @@ class DepthCamera(Component):
     inputs = {"position": InputSpec(wp.vec3f), "orientation": InputSpec(wp.quatf), "origin": ORIGIN_INPUT,
               "render": InputSpec(wp.int32, required=False)}
     topology = ("gates", "track")
+    multi_agent = True
 
     def __init__(self, width: int, height: int, fov_deg: float, near: float, far: float,
                  offset=(0.0, 0.0, 0.0), pitch_deg: float = 0.0, *, convention: str = "distance",
@@ -182,7 +186,8 @@ class DepthCamera(Component):
 
     # -- hooks ------------------------------------------------------------------------------------
     def attach(self, ctx) -> None:
-        E, dev, r = ctx.num_envs, ctx.device, ctx.result
+        A, dev = ctx.num_agents, ctx.device  # images and ranges: one row per agent
+        self._agents = ctx.agents
         H, W = self.height, self.width
         rays, cosines = camera_rays(W, H, self.fov_deg, self.pitch_deg)
         self.rays = wp.array(rays.astype(np.float32), dtype=wp.vec3f, device=dev)
@@ -192,18 +197,18 @@ class DepthCamera(Component):
         self.row_axes = wp.array(axes.astype(np.float32), dtype=wp.vec3f, device=dev)
         self.row_len = wp.array(lens.astype(np.float32), dtype=wp.float32, device=dev)
         self._focal = float(0.5 * W / math.tan(0.5 * math.radians(self.fov_deg)))
-        self.result = DepthResult(depth=wp.full((E, H, W), self.far, dtype=wp.float32, device=dev))
+        self.result = DepthResult(depth=wp.full((A, H, W), self.far, dtype=wp.float32, device=dev))
         if self.ring > 0:
             self.ring_dirs = wp.array(ring_rays(self.ring).astype(np.float32), dtype=wp.vec3f, device=dev)
             self.ring_starts = wp.zeros(self.ring, dtype=wp.vec3f, device=dev)
-            self.result.ranges = wp.full((E, self.ring), self.far, dtype=wp.float32, device=dev)
+            self.result.ranges = wp.full((A, self.ring), self.far, dtype=wp.float32, device=dev)
         rows, cols = self.grid
         if rows > 0:
             starts, dirs = grid_rays(rows, cols, self.grid_spacing, self.grid_direction)
             self.grid_starts = wp.array(starts.astype(np.float32), dtype=wp.vec3f, device=dev)
             self.grid_dirs = wp.array(dirs.astype(np.float32), dtype=wp.vec3f, device=dev)
-            self._grid_flat = wp.full((E, rows * cols), self.far, dtype=wp.float32, device=dev)
-            self.result.grid = self._grid_flat.reshape((E, rows, cols))  # a view: the kernel writes the flat rows
+            self._grid_flat = wp.full((A, rows * cols), self.far, dtype=wp.float32, device=dev)
+            self.result.grid = self._grid_flat.reshape((A, rows, cols))  # a view: the kernel writes the flat rows
         self._no_origin = no_origin(dev)
         self._no_render = wp.zeros(1, dtype=wp.int32, device=dev)
         self.family = ctx.family
@@ -274,6 +279,7 @@ class DepthCamera(Component):
         b = self._bound or {}
         if self._pose_of is not self._bound:
             pose = CameraPose()
+            pose.agents = self._agents
             pose.position, pose.orientation = b["position"], b["orientation"]
             pose.origin, pose.has_origin = origin_args(b, self._no_origin)
             render = b.get("render")
@@ -293,11 +299,11 @@ class DepthCamera(Component):
             self.cast(ctx)
 
     def cast(self, ctx) -> None:
-        """Cast the image and the range rays of every env (only ``render != 0`` envs when bound)
-        into :attr:`result`: one launch over (E, H), one over (E, N) per ray pattern. Recordable;
-        ``ctx`` is the course's context (``course.context``)."""
+        """Cast the image and the range rays of every agent (only ``render != 0`` ones when bound)
+        into :attr:`result`: one launch over (E*K, H), one over (E*K, N) per ray pattern.
+        Recordable; ``ctx`` is the course's context (``course.context``)."""
         pose = self._camera_pose()
-        wp.launch(depth_kernel, dim=(ctx.num_envs, self.height), device=ctx.device,
+        wp.launch(depth_kernel, dim=(ctx.num_agents, self.height), device=ctx.device,
                   inputs=[self._lens, self._scene, pose], outputs=[self.result.depth])
         patterns = []
         if self.ring > 0:

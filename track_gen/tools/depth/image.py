@@ -174,8 +174,8 @@ def _limits(cs: float, near: float, far: float, zdepth: int):
 @wp.func
 def _gate_row(rays: wp.array(dtype=wp.vec3f), cosines: wp.array(dtype=wp.float32), near: float, far: float,
               zdepth: int, focal: float, row: RowPlane, gate: GateShape, post_r: float, o: wp.vec3f, q: wp.quatf,
-              e: int, i: int, depth_out: wp.array3d(dtype=wp.float32)):
-    """Gate ``gate`` in row i of env e's image: the frame over the pixels of the row whose rays may
+              a: int, i: int, depth_out: wp.array3d(dtype=wp.float32)):
+    """Gate ``gate`` in row i of agent a's image: the frame over the pixels of the row whose rays may
     meet its bounding sphere, then each post (when ``post_r > 0``) over those that may meet it."""
     W = depth_out.shape[2]
     k0 = i * W
@@ -183,7 +183,7 @@ def _gate_row(rays: wp.array(dtype=wp.vec3f), cosines: wp.array(dtype=wp.float32
     for j in range(j0, j1 + 1):
         tmin, tfar = _limits(cosines[k0 + j], near, far, zdepth)
         d = wp.quat_rotate(q, rays[k0 + j])
-        depth_out[e, i, j] = ray_frame(o, d, gate, tmin, depth_out[e, i, j])
+        depth_out[a, i, j] = ray_frame(o, d, gate, tmin, depth_out[a, i, j])
     if post_r > 0.0:
         top = post_top(gate)
         for s in range(2):
@@ -192,33 +192,34 @@ def _gate_row(rays: wp.array(dtype=wp.vec3f), cosines: wp.array(dtype=wp.float32
             for j in range(j0, j1 + 1):
                 tmin, tfar = _limits(cosines[k0 + j], near, far, zdepth)
                 d = wp.quat_rotate(q, rays[k0 + j])
-                depth_out[e, i, j] = wp.min(depth_out[e, i, j], ray_cylinder(o, d, pc, post_r, 0.0, top, tmin))
+                depth_out[a, i, j] = wp.min(depth_out[a, i, j], ray_cylinder(o, d, pc, post_r, 0.0, top, tmin))
 
 
 @wp.func
 def _pole_row(rays: wp.array(dtype=wp.vec3f), cosines: wp.array(dtype=wp.float32), near: float, far: float,
               zdepth: int, focal: float, row: RowPlane, base: wp.vec3f, radius: float, height: float, o: wp.vec3f,
-              q: wp.quatf, e: int, i: int, depth_out: wp.array3d(dtype=wp.float32)):
-    """A pole obstacle in row i of env e's image: the pixels whose rays may meet it."""
+              q: wp.quatf, a: int, i: int, depth_out: wp.array3d(dtype=wp.float32)):
+    """A pole obstacle in row i of agent a's image: the pixels whose rays may meet it."""
     W = depth_out.shape[2]
     j0, j1 = _row_upright_span(base - o, height, radius * 1.001 + 1.0e-4, row, focal, W)
     k0 = i * W
     for j in range(j0, j1 + 1):
         tmin, tfar = _limits(cosines[k0 + j], near, far, zdepth)
         d = wp.quat_rotate(q, rays[k0 + j])
-        depth_out[e, i, j] = wp.min(depth_out[e, i, j], ray_pole(o, d, base, radius, height, tmin))
+        depth_out[a, i, j] = wp.min(depth_out[a, i, j], ray_pole(o, d, base, radius, height, tmin))
 
 
 @wp.kernel
 def depth_kernel(lens: ImageRays, scene: Scene, pose: CameraPose, depth_out: wp.array3d(dtype=wp.float32)):
-    """One thread per image row (env e, row i): the pose once, then primitive by primitive over
+    """One thread per image row (agent ``agent`` of env e, row i): the pose once, then primitive by primitive over
     the row's W rays, keeping each pixel's best ray parameter in its own ``depth_out`` element.
     The row's rays all lie in one plane through the camera centre (normal ``row_normals[i]``,
     body frame), so a primitive whose bounding sphere misses that plane is skipped for the row.
     Envs with ``render == 0`` (when bound) are left untouched; a non-finite pose reads ``far``.
     The structs' fields are read here and passed on as arrays and numbers (a struct argument of
     a function is a copy)."""
-    e, i = wp.tid()
+    agent, i = wp.tid()  # agent ``agent``'s image, against the course of its env e
+    e = agent // pose.agents
     W = depth_out.shape[2]
     rays = lens.rays
     cosines = lens.cosines
@@ -226,12 +227,12 @@ def depth_kernel(lens: ImageRays, scene: Scene, pose: CameraPose, depth_out: wp.
     far = lens.far
     zdepth = lens.zdepth
     focal = lens.focal
-    cast, ok, q, o = camera_origin(pose, e, lens.offset)
+    cast, ok, q, o = camera_origin(pose, agent, e, lens.offset)
     if not cast:
         return
     if not ok:
         for j in range(W):
-            depth_out[e, i, j] = far
+            depth_out[agent, i, j] = far
         return
     row = _row_plane(lens.row_normals, lens.row_axes, lens.row_len, q, i)
     k0 = i * W
@@ -241,7 +242,7 @@ def depth_kernel(lens: ImageRays, scene: Scene, pose: CameraPose, depth_out: wp.
         best = tfar
         if scene.ground != 0:
             best = wp.min(best, ray_plane_z(o, wp.quat_rotate(q, rays[k0 + j]), 0.0, tmin))
-        depth_out[e, i, j] = best
+        depth_out[agent, i, j] = best
     G, n_obs, walls = scene_counts(scene.valid[e], scene.has_gates, scene.gate_count[e], scene.gate_pos.shape[1],
                                    scene.has_obstacles, scene.obstacle_count[e], scene.obstacle_pos.shape[1],
                                    scene.wall_height)
@@ -250,27 +251,27 @@ def depth_kernel(lens: ImageRays, scene: Scene, pose: CameraPose, depth_out: wp.
         gate = gate_shape(scene.gate_pos, scene.gate_normal, scene.gate_width, scene.gate_height, scene.gate_thickness,
                           e, g)
         if gate.lat[0] != 0.0 or gate.lat[1] != 0.0:
-            _gate_row(rays, cosines, near, far, zdepth, focal, row, gate, scene.post_radius, o, q, e, i, depth_out)
+            _gate_row(rays, cosines, near, far, zdepth, focal, row, gate, scene.post_radius, o, q, agent, i, depth_out)
     # pole obstacles
     for m in range(n_obs):
         _pole_row(rays, cosines, near, far, zdepth, focal, row, scene.obstacle_pos[e, m],
-                  scene.obstacle_radius[e, m], scene.obstacle_height[e, m], o, q, e, i, depth_out)
+                  scene.obstacle_radius[e, m], scene.obstacle_height[e, m], o, q, agent, i, depth_out)
     # band walls: chunk boxes, then their segments
     if walls:
         for j in range(W):
             tmin, tfar = _limits(cosines[k0 + j], near, far, zdepth)
             d = wp.quat_rotate(q, rays[k0 + j])
-            depth_out[e, i, j] = ray_walls(o, d, scene.left, scene.right, scene.boxes, scene.ground_z,
+            depth_out[agent, i, j] = ray_walls(o, d, scene.left, scene.right, scene.boxes, scene.ground_z,
                                            scene.wall_height, scene.chunk_len, scene.chunks, e, tmin,
-                                           depth_out[e, i, j])
+                                           depth_out[agent, i, j])
     # ray parameter -> depth
     for j in range(W):
         cs = cosines[k0 + j]
         tmin, tfar = _limits(cs, near, far, zdepth)
-        best = depth_out[e, i, j]
+        best = depth_out[agent, i, j]
         out = far
         if best < tfar:
             out = best
             if zdepth != 0:
                 out = best * cs
-        depth_out[e, i, j] = out
+        depth_out[agent, i, j] = out

@@ -70,15 +70,16 @@ def check_grid(grid, spacing, direction) -> tuple[tuple[int, int], float, tuple[
 @wp.kernel
 def range_kernel(starts: wp.array(dtype=wp.vec3f), dirs: wp.array(dtype=wp.vec3f), offset: wp.vec3f, near: float,
                  far: float, scene: Scene, pose: CameraPose, ranges_out: wp.array2d(dtype=wp.float32)):
-    """One thread per (env, range ray): the distance to the first surface along ray k (from
+    """One thread per (agent, range ray): the distance to the first surface along ray k (from
     ``offset + starts[k]``, along ``dirs[k]``, both body frame, ``dirs`` unit), ``far`` when none
     (or for a non-finite pose); envs with ``render == 0`` (when bound) are left untouched."""
-    e, k = wp.tid()
-    cast, ok, q, o = camera_origin(pose, e, offset + starts[k])
+    agent, k = wp.tid()
+    e = agent // pose.agents
+    cast, ok, q, o = camera_origin(pose, agent, e, offset + starts[k])
     if not cast:
         return
     if not ok:
-        ranges_out[e, k] = far
+        ranges_out[agent, k] = far
         return
     best = cast_ray(o, wp.quat_rotate(q, dirs[k]), near, far, e, scene)
-    ranges_out[e, k] = wp.where(best < far, best, far)
+    ranges_out[agent, k] = wp.where(best < far, best, far)

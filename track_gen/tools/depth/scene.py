@@ -52,9 +52,11 @@ class Scene:
 
 @wp.struct
 class CameraPose:
-    """The per-step pose inputs: the body positions (env frame, or world frame minus ``origin``
+    """The per-step pose inputs, one row per agent (``agents`` per env; agent ``a`` sees the course
+    of env ``a // agents``): the body positions (env frame, or world frame minus ``origin[env]``
     when ``has_origin``), orientations, and the optional ``render`` mask (``has_render``)."""
 
+    agents: int
     position: wp.array(dtype=wp.vec3f)
     origin: wp.array(dtype=wp.vec3f)
     has_origin: int
@@ -77,14 +79,14 @@ class GateShape:
 
 
 @wp.func
-def camera_origin(pose: CameraPose, e: int, offset: wp.vec3f):
-    """Env e's camera: whether it is cast at all (``render``), whether its pose is usable (finite,
-    within POSE_LIMIT, a non-zero quaternion), the unit orientation and the mount position."""
+def camera_origin(pose: CameraPose, a: int, e: int, offset: wp.vec3f):
+    """Agent a's camera (in env e): whether it is cast at all (``render``), whether its pose is usable
+    (finite, within POSE_LIMIT, a non-zero quaternion), the unit orientation and the mount position."""
     if pose.has_render != 0:
-        if pose.render[e] == 0:
+        if pose.render[a] == 0:
             return False, False, wp.quatf(0.0, 0.0, 0.0, 1.0), wp.vec3f(0.0, 0.0, 0.0)
-    p = env_position(pose.position, pose.origin, pose.has_origin, e)
-    q = pose.orientation[e]
+    p = env_position(pose.position, pose.origin, pose.has_origin, a, e)
+    q = pose.orientation[a]
     n2 = wp.dot(q, q)
     lim = wp.max(wp.max(wp.abs(p[0]), wp.abs(p[1])), wp.abs(p[2]))
     if not (wp.isfinite(p) and finite_quat(q) and wp.isfinite(n2) and n2 > 0.0 and lim <= POSE_LIMIT):
