@@ -291,7 +291,8 @@ def test_cli_layout_end_to_end(checkpoint, tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     data = json.loads((tmp_path / "level0" / "eval.json").read_text())
     s = data["suites"]["lsy_level0"]
-    assert s["num_courses"] == 2 and s["suite"]["laps"] == 1 and s["suite"]["course"] == {}
+    # the file gives no tolerance: the gates are jittered by 5 cm
+    assert s["num_courses"] == 2 and s["suite"]["laps"] == 1 and s["suite"]["course"] == {"jitter_pos": 0.05}
     assert all(r["reference_first_lap_s"] > 0 for r in s["courses"])
     assert (tmp_path / "level0" / "paths.png").stat().st_size > 0
     assert "paths.png" in (tmp_path / "level0" / "eval.md").read_text()
