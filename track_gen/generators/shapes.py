@@ -1,5 +1,6 @@
-"""Course shapes, shared by both families: control points of the star-shaped loop, a figure-8 and
-thin (hairpin) loops, the difficulty's shape draw, and the split-S (stacked pair) conversion.
+"""Course shapes, shared by both families: control points of the star-shaped loop, a figure-8,
+thin (hairpin) loops and the shuttle (a meander of U-turns), the difficulty's shape draw, and the
+split-S (stacked pair) conversion.
 Warp functions the gate and band-track kernels call, one thread per env.
 
 Every shape fits its control points in the square of half side ``inner`` (a uniform cubic
@@ -20,7 +21,8 @@ LOOP = wp.constant(0)
 FIGURE8 = wp.constant(1)
 HAIRPIN = wp.constant(2)
 SPLIT_S = wp.constant(3)
-SHAPE_NAMES = ("loop", "figure8", "hairpin", "split_s")
+SHUTTLE = wp.constant(4)
+SHAPE_NAMES = ("loop", "figure8", "hairpin", "split_s", "shuttle")
 # The shape draw uses its own random stream, attempt index beyond any max_attempts: a retried
 # draw keeps its shape, so the shape mix of valid courses is the drawn mix.
 SHAPE_STREAM = wp.constant(1 << 20)
@@ -37,10 +39,11 @@ def lerp(a: float, b: float, d: float) -> float:
 
 @wp.func
 def draw_shape(u: float, d: float, figure8_share: float, hairpin_share: float, split_s_share: float,
-               allow_split: int) -> int:
+               shuttle_share: float, allow_split: int) -> int:
     """The shape of a course at difficulty ``d`` from a uniform draw ``u``: figure-8 with
     probability ``d * figure8_share``, hairpin ``d * hairpin_share``, split-S ``d * split_s_share``
-    (a hairpin when ``allow_split`` is 0), else the loop."""
+    (a hairpin when ``allow_split`` is 0), shuttle ``d * shuttle_share``, else the loop (a zero
+    ``shuttle_share`` leaves the other shapes' draws as they were)."""
     s = LOOP
     a = d * figure8_share
     b = a + d * hairpin_share
@@ -53,6 +56,8 @@ def draw_shape(u: float, d: float, figure8_share: float, hairpin_share: float, s
         s = SPLIT_S
         if allow_split == 0:
             s = HAIRPIN
+    elif u < c + d * shuttle_share:
+        s = SHUTTLE
     return s
 
 
@@ -162,6 +167,94 @@ def draw_thin_loop(ctrl: wp.array2d(dtype=wp.vec2f), e: int, st: wp.uint32, num_
         x = wp.cos(t)
         y = b * wp.sin(t) + amp * wp.sin(PI * x * waves + ph)
         store_rotated(ctrl, e, k, num_ctrl, x, y, c, s, reverse)
+    fit_square(ctrl, e, num_ctrl, inner, 0.85 + 0.15 * wp.randf(st))
+    return st
+
+
+@wp.func
+def shuttle_lanes(num_ctrl: int) -> int:
+    """Lanes of a shuttle with ``num_ctrl`` control points: the most whose corners
+    (:func:`shuttle_corner`) fit, 0 below 5 points."""
+    lanes = (num_ctrl - 2) / 2
+    if lanes % 2 == 1 and 2 * lanes + 3 > num_ctrl:
+        lanes = lanes - 1
+    if num_ctrl < 5:
+        lanes = 0
+    return lanes
+
+
+@wp.func
+def shuttle_corner(i: int, lanes: int, length: float, w: float) -> wp.vec2f:
+    """Corner ``i`` of a shuttle's polygon: lane ``k < lanes`` runs from corner ``2k`` to ``2k + 1``
+    at ``y = k w``, +x for even ``k``, -x for odd ones. An odd count ends on the right: the outer
+    side at ``x = length + w`` down to a return lane at ``y = -w`` back to ``x = 0`` (3 more
+    corners; a U-turn into lane 0). An even count ends on the left: the outer side at ``x = -w``
+    down to lane 0 (2 more corners)."""
+    top = float(lanes - 1) * w
+    p = wp.vec2f(0.0, -w)
+    if i < 2 * lanes:
+        k = i / 2
+        end = i - 2 * k                       # 0: the lane's first corner, 1: its last
+        x = length * float(end)
+        if k % 2 == 1:
+            x = length * float(1 - end)
+        p = wp.vec2f(x, float(k) * w)
+    elif lanes % 2 == 1:
+        if i == 2 * lanes:
+            p = wp.vec2f(length + w, top)
+        elif i == 2 * lanes + 1:
+            p = wp.vec2f(length + w, -w)
+    else:
+        p = wp.vec2f(-w, top)
+        if i == 2 * lanes + 1:
+            p = wp.vec2f(-w, 0.0)
+    return p
+
+
+@wp.func
+def draw_shuttle(ctrl: wp.array2d(dtype=wp.vec2f), e: int, st: wp.uint32, num_ctrl: int, angle_jitter: float,
+                 d: float, inner: float) -> wp.uint32:
+    """A shuttle: parallel lanes joined by U-turns (a meander), closed by an outer side -- the
+    back-and-forth of a small indoor track, where consecutive gates stand side by side facing
+    opposite ways. :func:`shuttle_lanes` lanes (4 with 10 control points, 2 with 8; below 5
+    points: a thin loop), corners by :func:`shuttle_corner`, the spare points evenly down the
+    outer side. Lane spacing ``w`` is 0.3 to 0.12 of the lane length (tighter U-turns at higher
+    ``d``), +-25 %; a random rotation, mirror image and sense of travel; centred and fitted to the
+    square. The spline rounds a U-turn to about a third of the lane spacing."""
+    lanes = shuttle_lanes(num_ctrl)
+    if lanes == 0:
+        return draw_thin_loop(ctrl, e, st, num_ctrl, angle_jitter, d, inner)
+    odd = lanes % 2
+    corners = 2 * lanes + 2 + odd
+    spare = num_ctrl - corners
+    length = 1.0
+    w = lerp(0.3, 0.12, d) * (0.75 + 0.5 * wp.randf(st)) * length
+    rot = TWO_PI * wp.randf(st)
+    mirror = 1.0
+    if wp.randf(st) < 0.5:
+        mirror = -1.0
+    reverse = int(0)
+    if wp.randf(st) < 0.5:
+        reverse = 1
+    c = wp.cos(rot)
+    s = wp.sin(rot)
+    top = float(lanes - 1) * w
+    mid = wp.vec2f(0.5 * (length - w), 0.5 * top)
+    if odd == 1:
+        mid = wp.vec2f(0.5 * (length + w), 0.5 * (top - w))
+    k = int(0)
+    for i in range(corners):
+        q = shuttle_corner(i, lanes, length, w)
+        store_rotated(ctrl, e, k, num_ctrl, q[0] - mid[0], mirror * (q[1] - mid[1]), c, s, reverse)
+        k += 1
+        if i == 2 * lanes:
+            # the spare points, evenly down the outer side to the next corner
+            nxt = shuttle_corner(i + 1, lanes, length, w)
+            for j in range(spare):
+                f = float(j + 1) / float(spare + 1)
+                y = q[1] + (nxt[1] - q[1]) * f
+                store_rotated(ctrl, e, k, num_ctrl, q[0] - mid[0], mirror * (y - mid[1]), c, s, reverse)
+                k += 1
     fit_square(ctrl, e, num_ctrl, inner, 0.85 + 0.15 * wp.randf(st))
     return st
 

@@ -59,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
                      help="a preset keyword override (repeatable), e.g. --set gate_width=0.8")
     cov.add_argument("--num_envs", type=int, default=4096)
     cov.add_argument("--seed", type=int, default=0)
+    cov.add_argument("--min_support", type=float, default=None,
+                     help="least share of the distribution's legs like each of a gate layout's legs (default 0.001)")
+    cov.add_argument("--strict", action="store_true",
+                     help="exit 1 unless every gate layout is also supported leg by leg (not only feature by feature)")
     cov.add_argument("--lsy_axis", choices=("x", "y"), default=None,
                      help="gate-pass axis for lsy_drone_racing level files (see docs/user-guide/real-tracks.rst)")
     args = ap.parse_args(argv)
@@ -91,10 +95,14 @@ def main(argv: list[str] | None = None) -> int:
                              f"{[n for n, k in PRESETS.items() if k == kind]}")
         if name not in specs:
             specs[name] = _preset(name, args.num_envs, overrides, args.scale)
-        res = dataclasses.replace(coverage(layout, specs[name], num_envs=args.num_envs, seed=args.seed),
-                                  source=f"preset {name}")
+        extra = {} if args.min_support is None else {"min_support": args.min_support}
+        try:
+            res = coverage(layout, specs[name], num_envs=args.num_envs, seed=args.seed, **extra)
+        except ValueError as exc:
+            raise SystemExit(f"coverage: {exc}") from None
+        res = dataclasses.replace(res, source=f"preset {name}")
         print(res, end="\n\n")
-        all_covered &= res.covered
+        all_covered &= res.supported if args.strict else res.covered
     return 0 if all_covered else 1
 
 

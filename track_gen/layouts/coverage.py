@@ -25,6 +25,18 @@ and on a loop the last gate to the first):
 ``pole_height``     per pole   (only when the layout has poles) pole height [m]
 ==================  =========  ==========================================================
 
+Features one at a time miss combinations: a distribution can hold 0.4 m openings, sub-metre legs
+and half turns, yet almost never all three in one leg. So each leg of a gate layout is also
+measured jointly, by its **support**: the share of the distribution's legs that are like it,
+within a box in (opening of the gate it enters, length, turn, entry angle, exit angle, climb)
+(:data:`LEG_BOX`). The entry angle is the angle between the leg's plan direction and the axis of
+the gate it enters, the exit angle the same at the gate it leaves (0 when the gate faces along
+the leg, pi / 2 when it stands side on); legs shorter than :data:`MIN_PLAN` in plan view (stacked
+gates) have no direction and are matched without both angles. A leg is *supported* when its
+support is at least ``min_support`` (0.1 % of the legs); a layout is :attr:`Coverage.supported`
+when it is covered and every leg is supported. On the shipped layouts and the generalist racer,
+the legs with support below 0.02 % are where its zero-shot runs stop (``docs/isaac/drone-racing.rst``).
+
 A band-track layout (:class:`TrackLayout`, e.g. a race circuit) is measured against a band-track
 source by the features of :mod:`track_gen.layouts.band_features`: half width, curvature, straight
 lengths, corners per 100 m and loop length.
@@ -46,7 +58,8 @@ from track_gen.checks import as_int, as_real
 from track_gen.layouts.band_features import BAND_FEATURES, band_course_features, band_features, straight_curvature
 from track_gen.layouts.types import GateLayout, TrackLayout
 
-__all__ = ["Coverage", "Feature", "coverage", "gate_features", "course_features", "FEATURES"]
+__all__ = ["Coverage", "Feature", "coverage", "gate_features", "course_features", "leg_features",
+           "course_leg_features", "leg_support", "FEATURES", "LEG_FEATURES", "LEG_BOX", "MIN_PLAN", "MIN_SUPPORT"]
 
 #: gate-course features, in table order, with their unit
 FEATURES: dict[str, str] = {
@@ -54,6 +67,18 @@ FEATURES: dict[str, str] = {
     "start_distance": "m", "start_height": "m", "num_gates": "", "pole_radius": "m", "pole_height": "m",
 }
 _POLE_FEATURES = ("pole_radius", "pole_height")
+
+#: the columns of a leg's joint description (:func:`leg_features`), with their unit
+LEG_FEATURES: dict[str, str] = {"opening": "m", "leg_length": "m", "turn": "rad", "entry": "rad", "exit": "rad",
+                                "climb": "m"}
+#: half sides of the box that counts a distribution's leg as like a layout's leg: ``("rel", f)`` a
+#: share ``f`` of the layout's value, ``("abs", d)`` a distance ``d`` in the feature's unit
+LEG_BOX: dict[str, tuple[str, float]] = {"opening": ("rel", 0.25), "leg_length": ("rel", 0.25), "turn": ("abs", 0.4),
+                                         "entry": ("abs", 0.4), "exit": ("abs", 0.4), "climb": ("abs", 0.5)}
+#: plan length [m] below which a leg has no direction (stacked gates): its entry and exit are NaN
+MIN_PLAN = 0.2
+#: default least support of a leg [share of the distribution's legs]
+MIN_SUPPORT = 1e-3
 
 
 @dataclass(frozen=True)
@@ -95,6 +120,21 @@ class Coverage:
     num_courses: int
     """valid courses of the distribution the ranges come from"""
     percentiles: tuple[float, float]
+    legs: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, len(LEG_FEATURES))))
+    """the layout's legs, one row each, columns :data:`LEG_FEATURES` (gate layouts; empty for band tracks)"""
+    leg_support: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    """per leg, the share of the distribution's legs inside its :data:`LEG_BOX`"""
+    min_support: float = MIN_SUPPORT
+
+    @property
+    def unsupported_legs(self) -> list[int]:
+        """Indices of the legs (leg i joins gate i to the next) whose support is below ``min_support``."""
+        return [int(i) for i in np.flatnonzero(self.leg_support < self.min_support)]
+
+    @property
+    def supported(self) -> bool:
+        """Covered feature by feature *and* every leg supported jointly (the stricter verdict)."""
+        return self.covered and not self.unsupported_legs
 
     @property
     def outside(self) -> list[str]:
@@ -119,10 +159,24 @@ class Coverage:
                 vals = "-"
             rows.append((f.name, vals + unit, f"[{f.lo:.3g}, {f.hi:.3g}]{unit}",
                          "yes" if f.inside else f"no: {', '.join(f'{v:.3g}' for v in f.outside_values[:4])}"))
-        widths = [max(len(r[i]) for r in rows) for i in range(4)]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        return head + "\n" + "\n".join(lines)
+        text = head + "\n" + _table(rows)
+        if self.leg_support.size:
+            bad = self.unsupported_legs
+            text += (f"\nlegs, jointly: {'every leg supported' if not bad else f'{len(bad)} unsupported'} "
+                     f"(support = share of the distribution's legs like it; least {100 * self.min_support:.2g} %)\n")
+            rows = [("leg", *LEG_FEATURES, "support")]
+            for i, (leg, sup) in enumerate(zip(self.legs, self.leg_support)):
+                rows.append((str(i), *(("-" if np.isnan(v) else f"{v:.3g}") for v in leg),
+                             f"{100 * sup:.3f} %" + ("" if sup >= self.min_support else "  no")))
+            text += _table(rows)
+        return text
+
+
+def _table(rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
 
 
 def _wrap(a: np.ndarray) -> np.ndarray:
@@ -181,6 +235,56 @@ def course_features(result) -> dict[str, np.ndarray]:
     return {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in pooled.items()}
 
 
+def leg_features(pos, yaw, width, closed: bool) -> np.ndarray:
+    """The legs of one gate course, one row each, columns :data:`LEG_FEATURES` (float64).
+
+    ``opening`` is that of the gate the leg enters; ``entry`` / ``exit`` are NaN for a leg shorter
+    than :data:`MIN_PLAN` in plan view."""
+    pos = np.asarray(pos, np.float64).reshape(-1, 3)
+    yaw = np.asarray(yaw, np.float64).reshape(-1)
+    g = pos.shape[0]
+    nxt = np.r_[np.arange(1, g), [0]] if (closed and g > 1) else np.arange(1, g)
+    cur = np.arange(nxt.size)
+    leg = pos[nxt] - pos[cur]
+    plan = np.hypot(leg[:, 0], leg[:, 1])
+    heading = np.arctan2(leg[:, 1], leg[:, 0])
+    entry = np.where(plan >= MIN_PLAN, np.abs(_wrap(heading - yaw[nxt])), np.nan)
+    exit_ = np.where(plan >= MIN_PLAN, np.abs(_wrap(heading - yaw[cur])), np.nan)
+    opening = np.broadcast_to(np.asarray(width, np.float64).reshape(-1), (g,))[nxt]
+    return np.stack([opening, np.linalg.norm(leg, axis=1), np.abs(_wrap(yaw[nxt] - yaw[cur])), entry, exit_,
+                     leg[:, 2]], axis=1).reshape(-1, len(LEG_FEATURES))
+
+
+def course_leg_features(result) -> np.ndarray:
+    """The legs of every valid course of a gate generator's ``result``, stacked (host numpy)."""
+    valid = result.valid.numpy() != 0
+    count, pos, yaw, width = result.count.numpy(), result.pos.numpy(), result.yaw.numpy(), result.width.numpy()
+    rows = [leg_features(pos[e, :count[e]], yaw[e, :count[e]], width[e], bool(result.closed))
+            for e in np.flatnonzero(valid)]
+    return np.concatenate(rows) if rows else np.zeros((0, len(LEG_FEATURES)))
+
+
+def leg_support(legs: np.ndarray, dist: np.ndarray, box: dict[str, tuple[str, float]] | None = None) -> np.ndarray:
+    """Per row of ``legs``, the share of the rows of ``dist`` inside its box (:data:`LEG_BOX`); a NaN
+    feature of the leg (no direction) is not tested, a NaN feature of a distribution's leg never
+    matches a finite one."""
+    box = LEG_BOX if box is None else box
+    legs = np.asarray(legs, np.float64).reshape(-1, len(LEG_FEATURES))
+    dist = np.asarray(dist, np.float64).reshape(-1, len(LEG_FEATURES))
+    out = np.zeros(legs.shape[0])
+    if dist.shape[0] == 0:
+        return out
+    for i, leg in enumerate(legs):
+        like = np.ones(dist.shape[0], bool)
+        for j, name in enumerate(LEG_FEATURES):
+            if np.isnan(leg[j]):
+                continue
+            kind, half = box[name]
+            like &= np.abs(dist[:, j] - leg[j]) <= (half * abs(leg[j]) if kind == "rel" else half)
+        out[i] = like.mean()
+    return out
+
+
 def _as_layout(layout) -> GateLayout | TrackLayout:
     from track_gen.layouts.reader import load
 
@@ -222,7 +326,8 @@ def _draw(source: Any, num_envs: int, seed: int, family: str):
 
 
 def coverage(layout, source, *, num_envs: int = 4096, seed: int = 0,
-             percentiles: tuple[float, float] = (0.5, 99.5), tolerance: float = 0.01) -> Coverage:
+             percentiles: tuple[float, float] = (0.5, 99.5), tolerance: float = 0.01,
+             min_support: float = MIN_SUPPORT) -> Coverage:
     """How well the courses of ``source`` cover ``layout``, feature by feature.
 
     Args:
@@ -236,11 +341,14 @@ def coverage(layout, source, *, num_envs: int = 4096, seed: int = 0,
         seed: seed of the draw.
         percentiles: the central range of the distribution that counts as covered.
         tolerance: share of that range's width a layout value may lie beyond either end.
+        min_support: a gate layout's leg is supported when at least this share of the
+            distribution's legs lie in its :data:`LEG_BOX` (see :attr:`Coverage.supported`).
 
     Returns:
         :class:`Coverage`: ``.features`` (name -> :class:`Feature` with the layout's ``values``,
-        the distribution's ``lo`` / ``hi`` and ``inside``), ``.outside``, ``.covered``; ``str()``
-        is a table.
+        the distribution's ``lo`` / ``hi`` and ``inside``), ``.outside``, ``.covered``; for a gate
+        layout also ``.legs``, ``.leg_support``, ``.unsupported_legs`` and ``.supported``;
+        ``str()`` is a table (and one of the legs).
     """
     lay = _as_layout(layout)
     num_envs = as_int("num_envs", num_envs, lo=1)
@@ -254,6 +362,9 @@ def coverage(layout, source, *, num_envs: int = 4096, seed: int = 0,
     tolerance = as_real("tolerance", tolerance)
     if tolerance < 0.0:
         raise ValueError(f"tolerance: expected a share >= 0 of the range's width, got {tolerance!r}")
+    min_support = as_real("min_support", min_support)
+    if not 0.0 <= min_support <= 1.0:
+        raise ValueError(f"min_support: expected a share in [0, 1] of the distribution's legs, got {min_support!r}")
     family = "track" if isinstance(lay, TrackLayout) else "gates"
     gen = _draw(source, num_envs, seed, family)
     ncourses = int((gen.result.valid.numpy() != 0).sum())
@@ -274,4 +385,8 @@ def coverage(layout, source, *, num_envs: int = 4096, seed: int = 0,
         lo, hi = (float(v) for v in np.percentile(d, (lo_q, hi_q))) if d.size else (np.nan, np.nan)
         features[name] = Feature(name, mine[name], lo, hi, unit, tolerance)
     src = getattr(source, "name", None) or type(source).__name__
-    return Coverage(lay.label(), src, features, ncourses, (lo_q, hi_q))
+    if family == "track":
+        return Coverage(lay.label(), src, features, ncourses, (lo_q, hi_q), min_support=min_support)
+    legs = leg_features(lay.pos, lay.yaw, lay.width, lay.closed)
+    support = leg_support(legs, course_leg_features(gen.result))
+    return Coverage(lay.label(), src, features, ncourses, (lo_q, hi_q), legs, support, min_support)

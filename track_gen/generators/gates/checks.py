@@ -13,10 +13,11 @@ SPLIT_GAP_SLACK = 0.4
 
 def check_gate_ranges(v: Mapping[str, Any]) -> None:
     """Raise ValueError when the gate parameters ``v`` (global names) contradict each other."""
-    shares = [v.get(f"gates.{n}_share", 0.0) for n in ("figure8", "hairpin", "split_s")]
+    shares = [v.get(f"gates.{n}_share", 0.0) for n in ("figure8", "hairpin", "split_s", "shuttle")]
     if sum(shares) > 1.0 + 1e-6:
         raise ValueError(
-            f"gates.figure8_share + gates.hairpin_share + gates.split_s_share = {sum(shares):g} > 1; the shares "
+            f"gates.figure8_share + gates.hairpin_share + gates.split_s_share + gates.shuttle_share = "
+            f"{sum(shares):g} > 1; the shares "
             f"of the shapes at difficulty 1 must sum to at most 1 (the rest are loops)"
         )
     width = float(v.get("gate_frames.gate_width", 0.0))

@@ -74,6 +74,7 @@ class GateGenConfig:
     figure8_share: float = LAYOUT_PARAMS["figure8_share"].default
     hairpin_share: float = LAYOUT_PARAMS["hairpin_share"].default
     split_s_share: float = LAYOUT_PARAMS["split_s_share"].default
+    shuttle_share: float = LAYOUT_PARAMS["shuttle_share"].default
     gate_width: float = FRAME_PARAMS["gate_width"].default
     gate_height: float = FRAME_PARAMS["gate_height"].default
     frame_thickness: float = FRAME_PARAMS["frame_thickness"].default
@@ -149,7 +150,7 @@ class GateResult:
     stacked: wp.array = None
     """[E, G] int32, 1 where leg g -> g+1 is a split-S: gates g and g+1 stacked, passed in opposite directions."""
     shape: wp.array = None
-    """[E] int32 shape drawn: 0 loop, 1 figure-8, 2 hairpin, 3 split-S (``shapes.SHAPE_NAMES``)."""
+    """[E] int32 shape drawn: 0 loop, 1 figure-8, 2 hairpin, 3 split-S, 4 shuttle (``shapes.SHAPE_NAMES``)."""
     difficulty: wp.array = None
     """[E] float32 the difficulty each course was drawn at (``gates.difficulty`` + offset, in [0, 1])."""
     arena: wp.array = None

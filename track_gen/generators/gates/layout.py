@@ -59,6 +59,8 @@ LAYOUT_PARAMS = {
     "figure8_share": ParamSpec(0.35, lo=0.0, hi=1.0, doc="share of figure-8 courses at difficulty 1"),
     "hairpin_share": ParamSpec(0.2, lo=0.0, hi=1.0, doc="share of hairpin (thin-loop) courses at difficulty 1"),
     "split_s_share": ParamSpec(0.35, lo=0.0, hi=1.0, doc="share of split-S courses at difficulty 1"),
+    "shuttle_share": ParamSpec(0.0, lo=0.0, hi=1.0, doc="share of shuttle courses (a meander of U-turns: "
+                                                        "consecutive gates side by side) at difficulty 1"),
     "min_gates": ParamSpec(6, lo=2, hi=256, static=True, integer=True, doc="fewest gates"),
     "max_gates": ParamSpec(10, lo=2, hi=256, static=True, integer=True, doc="most gates (capacity)"),
     "control_points": ParamSpec(8, lo=4, hi=64, static=True, integer=True, doc="control points of the path"),
@@ -141,7 +143,8 @@ def frame_extent(gate_width: float, gate_height: float, thickness: float):
 
 @wp.func
 def course_shape(seed: int, generation: int, key: int, d: float, figure8_share: float, hairpin_share: float,
-                 split_s_share: float, h_max: float, height_min: float, crossing_clearance: float):
+                 split_s_share: float, shuttle_share: float, h_max: float, height_min: float,
+                 crossing_clearance: float):
     """(shape, lam, top height) of env's course at difficulty ``d``, drawn once per generation from its
     own stream (retries keep the shape): ``lam`` is how much of a gate's height is the climb-and-dive
     profile; a figure-8 takes all of it, its crossings at the top and bottom, its top raised to clear
@@ -151,7 +154,7 @@ def course_shape(seed: int, generation: int, key: int, d: float, figure8_share: 
     h_top = h_max
     if d > 0.0:
         sst = stream_state(seed, generation, key, S.SHAPE_STREAM)
-        shape = S.draw_shape(wp.randf(sst), d, figure8_share, hairpin_share, split_s_share, 1)
+        shape = S.draw_shape(wp.randf(sst), d, figure8_share, hairpin_share, split_s_share, shuttle_share, 1)
         lam = d * (0.6 + 0.4 * wp.randf(sst))
         if shape == S.FIGURE8:
             lam = 1.0
@@ -172,6 +175,8 @@ def draw_course(ctrl: wp.array2d(dtype=wp.vec2f), pos: wp.array2d(dtype=wp.vec3f
         st = S.draw_loop(ctrl, e, st, num_ctrl, angle_jitter, radius_min, radius_max, inner)
     elif shape == S.FIGURE8:
         st = S.draw_figure8(ctrl, e, st, num_ctrl, angle_jitter, inner, closed)
+    elif shape == S.SHUTTLE:
+        st = S.draw_shuttle(ctrl, e, st, num_ctrl, angle_jitter, d, inner)
     else:
         st = S.draw_thin_loop(ctrl, e, st, num_ctrl, angle_jitter, d, inner)
     loop = closed_length(ctrl, e, num_ctrl, dense / num_ctrl)
@@ -255,6 +260,7 @@ def layout_kernel(
     figure8_share: wp.array(dtype=wp.float32),
     hairpin_share: wp.array(dtype=wp.float32),
     split_s_share: wp.array(dtype=wp.float32),
+    shuttle_share: wp.array(dtype=wp.float32),
     gate_width: wp.array(dtype=wp.float32),
     gate_height: wp.array(dtype=wp.float32),
     thickness: wp.array(dtype=wp.float32),
@@ -296,7 +302,8 @@ def layout_kernel(
     outer_half, bottom = frame_extent(gate_width[e], gate_height[e], thickness[e])
     inner = arena * 0.5 - wp.max(outer_half, 0.5 * gate_width[e] + thickness[e])
     shape, lam, h_top = course_shape(seeds[e], generation[e], key, d, figure8_share[e], hairpin_share[e],
-                                     split_s_share[e], h_max, height_min[e], crossing_clearance[e])
+                                     split_s_share[e], shuttle_share[e], h_max, height_min[e],
+                                     crossing_clearance[e])
     status = int(0)
     used = int(0)
     count = int(0)
@@ -370,7 +377,7 @@ def _launch_layout(ctx):
                              "max_spacing", "height_min", "height_max", "yaw_jitter", "max_turn", "max_climb",
                              "crossing_clearance", "difficulty", "hard_size", "hard_min_spacing", "hard_max_spacing",
                              "hard_height_max", "hard_max_turn", "hard_max_climb", "figure8_share", "hairpin_share",
-                             "split_s_share", "gate_frames.gate_width", "gate_frames.gate_height",
+                             "split_s_share", "shuttle_share", "gate_frames.gate_width", "gate_frames.gate_height",
                              "gate_frames.frame_thickness")),
             ctx.active, ctx.seeds, ctx.generation, ctx.input("difficulty_offset"),
         ],
@@ -406,7 +413,7 @@ def register_layout_stage(registry) -> None:
             "attempts": ArraySpec(wp.int32, doc="draws used"),
             "status": ArraySpec(wp.int32, doc="GateStatus bits of the last draw (0: valid)"),
             "stacked": ArraySpec(wp.int32, GATES, doc="1 where leg g -> g+1 is a split-S (a stacked pair)"),
-            "shape": ArraySpec(wp.int32, doc="shape drawn: 0 loop, 1 figure-8, 2 hairpin, 3 split-S"),
+            "shape": ArraySpec(wp.int32, doc="shape drawn: 0 loop, 1 figure-8, 2 hairpin, 3 split-S, 4 shuttle"),
             "difficulty_used": ArraySpec(wp.float32, doc="the difficulty this course was drawn at, in [0, 1]"),
             "arena": ArraySpec(wp.float32, doc="side of the square at that difficulty [m]"),
         },
