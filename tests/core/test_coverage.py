@@ -141,3 +141,67 @@ def test_a_band_track_layout_needs_a_band_track_source():
     track = L.TrackLayout(centerline=np.c_[np.cos(np.arange(8)), np.sin(np.arange(8)), np.zeros(8)], half_width=0.5)
     with pytest.raises(ValueError, match="band-track layout needs a band-track source"):
         L.coverage(track, presets.gates(8, "cpu", gate_width=1.0))
+
+
+# -- legs, jointly -------------------------------------------------------------------------------
+def test_leg_features_of_a_square_match_a_hand_computation():
+    lay = square_layout()
+    legs = L.leg_features(lay.pos, lay.yaw, lay.width, closed=True)
+    assert legs.shape == (4, len(L.LEG_FEATURES))
+    col = {n: legs[:, i] for i, n in enumerate(L.LEG_FEATURES)}
+    np.testing.assert_allclose(col["opening"], 1.0)
+    np.testing.assert_allclose(col["leg_length"], np.hypot(4.0, [0.5, -0.5, 1.0, -1.0]), rtol=1e-7)
+    np.testing.assert_allclose(col["turn"], np.pi / 2, atol=1e-6)
+    # each gate faces along the side it stands at the start of: the leg leaves along the gate's axis
+    # (exit 0) and meets the next gate side on (entry pi / 2)
+    np.testing.assert_allclose(col["exit"], 0.0, atol=1e-6)
+    np.testing.assert_allclose(col["entry"], np.pi / 2, atol=1e-6)
+    np.testing.assert_allclose(col["climb"], [0.5, -0.5, 1.0, -1.0], atol=1e-7)
+    # a stacked pair (plan length below MIN_PLAN) has no direction
+    st = L.leg_features([[0, 0, 1], [0.05, 0, 3]], [0.0, np.pi], [0.8, 0.6], closed=False)
+    assert np.isnan(st[0, 3]) and np.isnan(st[0, 4]) and st[0, 0] == pytest.approx(0.6)
+
+
+def test_leg_support_counts_the_legs_inside_the_box():
+    leg = np.array([[0.4, 1.0, 3.0, 1.5, 1.5, 0.5]])
+    box = L.LEG_BOX
+    inside = leg[0] + np.array([0.24 * 0.4, -0.24, 0.39, -0.39, 0.39, -0.49])
+    out_len = leg[0] + np.array([0.0, 0.26, 0, 0, 0, 0])         # 26 % longer: outside the 25 % box
+    out_exit = leg[0] + np.array([0.0, 0.0, 0, 0, 0.41, 0])
+    nan_dir = np.r_[leg[0, :3], np.nan, np.nan, leg[0, 5]]
+    dist = np.stack([leg[0], inside, out_len, out_exit, nan_dir])
+    np.testing.assert_allclose(L.leg_support(leg, dist, box), [2 / 5])
+    # a leg with no direction is matched on the other four features only
+    np.testing.assert_allclose(L.leg_support(nan_dir[None], dist, box), [4 / 5])
+    assert L.leg_support(leg, np.zeros((0, 6))).tolist() == [0.0]
+
+
+def test_legs_of_a_course_of_the_distribution_are_supported():
+    spec = presets.gates(256, "cpu", gate_width=1.0)
+    gen = tg.GateGenerator(spec, seeds=3)
+    e = int(np.flatnonzero(gen.result.valid.numpy())[0])
+    cov = L.coverage(L.export(gen, e), spec, num_envs=256, seed=3, percentiles=(0.0, 100.0), tolerance=0.0,
+                     min_support=1e-4)
+    assert cov.supported and cov.unsupported_legs == [] and (cov.leg_support > 0).all()
+    assert cov.legs.shape == (int(gen.result.count.numpy()[e]), 6)   # a loop: one leg per gate
+
+
+def test_a_covered_layout_can_be_unsupported_leg_by_leg():
+    """lsy_level0's marginals lie inside gates_real, but legs like its U-turns between 0.4 m gates
+    a metre apart are (nearly) absent: covered, not supported, the legs named in the table."""
+    cov = L.coverage(L.shipped()["lsy_level0"], presets.gates_real(1024, "cpu"), num_envs=1024)
+    assert cov.covered and not cov.supported and cov.unsupported_legs
+    text = str(cov)
+    assert "legs, jointly" in text and "  no" in text
+    loose = L.coverage(L.shipped()["lsy_level0"], presets.gates_real(1024, "cpu"), num_envs=1024, min_support=0.0)
+    assert loose.supported
+    with pytest.raises(ValueError, match="min_support"):
+        L.coverage(square_layout(), presets.gates(8, "cpu", gate_width=1.0), min_support=2.0)
+
+
+def test_command_line_strict_exits_1_on_an_unsupported_leg(capsys):
+    path = str(L.shipped()["lsy_level0"])
+    assert layouts_main(["coverage", path, "--num_envs", "1024"]) == 0
+    assert layouts_main(["coverage", path, "--num_envs", "1024", "--strict"]) == 1
+    assert layouts_main(["coverage", path, "--num_envs", "1024", "--strict", "--min_support", "0"]) == 0
+    assert "legs, jointly" in capsys.readouterr().out

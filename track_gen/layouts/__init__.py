@@ -7,6 +7,7 @@
   ``layout.save(path)`` writes the track_gen format; :func:`load_all` reads a folder.
 * :func:`export` turns any env's current course (or a batch) into layouts.
 * :func:`coverage` measures whether a course distribution covers a layout, feature by feature
+  and (gate layouts) leg by leg, jointly (:func:`leg_features`, :func:`leg_support`)
   (``python -m track_gen.layouts coverage FILE... --preset NAME`` prints it).
 * :func:`shipped` lists the real layouts that ship with track_gen (``layouts/data/*.toml``: gate
   courses; ``shipped("track")``: race circuits from the TUM racetrack-database), each citing its source.
@@ -19,14 +20,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from track_gen.layouts.coverage import Coverage, Feature, coverage
+from track_gen.layouts.coverage import LEG_BOX, LEG_FEATURES, Coverage, Feature, coverage, leg_features, leg_support
 from track_gen.layouts.export import export
 from track_gen.layouts.reader import LayoutFormatError, layout_files, load, load_all
 from track_gen.layouts.types import GateLayout, Poles, TrackLayout
 from track_gen.layouts.writer import FORMAT, VERSION, write_layout
 
-__all__ = ["FORMAT", "VERSION", "Coverage", "Feature", "GateLayout", "LayoutFormatError", "Poles", "TrackLayout",
-           "coverage", "data_dir", "export", "layout_files", "load", "load_all", "save", "shipped"]
+__all__ = ["FORMAT", "VERSION", "LEG_BOX", "LEG_FEATURES", "Coverage", "Feature", "GateLayout", "LayoutFormatError",
+           "Poles", "TrackLayout", "coverage", "data_dir", "export", "layout_files", "leg_features", "leg_support", "load",
+           "load_all", "save", "shipped"]
 
 save = write_layout
 

@@ -47,33 +47,22 @@ def gates(num_envs: int, device: str = "cpu", gate_width: float = 0.0, **overrid
 
 #: the per-env mixture of :func:`gates_real`: name -> (weight, {gate parameter: value or (lo, hi)}).
 #: Scales and shapes of the courses people race, from a lab arena to a 50 m sprint (see the docstring).
-_ARENA = {
-    "gates.size": (3.5, 7.0), "gate_frames.gate_width": (0.35, 0.65), "gate_frames.frame_thickness": (0.04, 0.18),
-    "gates.min_spacing": 0.6, "gates.max_spacing": 4.0, "gates.height_min": 0.6, "gates.height_max": (1.0, 1.8),
-    "gates.max_turn": 1.75, "gates.yaw_jitter": 0.5, "gates.difficulty": (0.0, 1.0),
-    "gates.hard_size": (3.5, 7.0), "gates.hard_min_spacing": 0.6, "gates.hard_max_spacing": 4.0,
-    "gates.hard_height_max": (1.2, 2.2), "gates.crossing_clearance": 0.5, "gates.ground_start": 0.5}
-_FIELD = {
-    "gates.size": (9.0, 22.0), "gate_frames.gate_width": (0.6, 1.7), "gate_frames.frame_thickness": (0.04, 0.12),
-    "gates.min_spacing": 2.0, "gates.max_spacing": 9.0, "gates.height_min": 1.0, "gates.height_max": (2.0, 4.0),
-    "gates.difficulty": (0.0, 1.0), "gates.hard_size": (10.0, 24.0), "gates.hard_min_spacing": 2.0,
-    "gates.hard_max_spacing": 10.0, "gates.hard_height_max": (4.0, 7.0), "gates.ground_start": 0.3}
-#: a shuttle course (only U-turn meanders, at difficulty 0.3 to 1): consecutive gates side by side
-#: facing opposite ways, entered and left up to 2.9 rad off the leg
-_SHUTTLE = {"gates.shuttle_share": 1.0, "gates.figure8_share": 0.0, "gates.hairpin_share": 0.0,
-            "gates.split_s_share": 0.0, "gates.difficulty": (0.3, 1.0), "gates.max_turn": 2.9,
-            "gates.hard_max_turn": 2.9}
 REAL_MIXTURE: dict[str, tuple[float, dict]] = {
     # a lab arena: small openings, short legs, low gates, sharp turns, thick frames (lsy_drone_racing levels)
-    "arena": (0.2, _ARENA),
-    # the same arena flown as a shuttle: back and forth through U-turns between gates side by side
-    "arena_shuttle": (0.15, {**_ARENA, **_SHUTTLE}),
+    "arena": (0.3, {
+        "gates.size": (3.5, 7.0), "gate_frames.gate_width": (0.35, 0.65), "gate_frames.frame_thickness": (0.04, 0.18),
+        "gates.min_spacing": 0.6, "gates.max_spacing": 4.0, "gates.height_min": 0.6, "gates.height_max": (1.0, 1.8),
+        "gates.max_turn": 1.75, "gates.yaw_jitter": 0.5, "gates.difficulty": (0.0, 1.0),
+        "gates.hard_size": (3.5, 7.0), "gates.hard_min_spacing": 0.6, "gates.hard_max_spacing": 4.0,
+        "gates.hard_height_max": (1.2, 2.2), "gates.crossing_clearance": 0.5, "gates.ground_start": 0.5}),
     # a hall or field course: metre-wide gates 3-8 m apart, climbs and dives (AlphaPilot, TII)
-    "field": (0.3, _FIELD),
-    # a field course flown as a shuttle (turn-backs with climbs and dives)
-    "field_shuttle": (0.1, {**_FIELD, **_SHUTTLE}),
+    "field": (0.4, {
+        "gates.size": (9.0, 22.0), "gate_frames.gate_width": (0.6, 1.7), "gate_frames.frame_thickness": (0.04, 0.12),
+        "gates.min_spacing": 2.0, "gates.max_spacing": 9.0, "gates.height_min": 1.0, "gates.height_max": (2.0, 4.0),
+        "gates.difficulty": (0.0, 1.0), "gates.hard_size": (10.0, 24.0), "gates.hard_min_spacing": 2.0,
+        "gates.hard_max_spacing": 10.0, "gates.hard_height_max": (4.0, 7.0), "gates.ground_start": 0.3}),
     # an outdoor sprint: long legs, gentle turns, 30-60 m long (Swift, A2RL)
-    "sprint": (0.25, {
+    "sprint": (0.3, {
         "gates.size": (25.0, 80.0), "gate_frames.gate_width": (0.6, 1.7), "gate_frames.frame_thickness": (0.04, 0.1),
         "gates.min_spacing": 3.0, "gates.max_spacing": 30.0, "gates.height_min": 1.0, "gates.height_max": (2.0, 4.5),
         "gates.difficulty": (0.0, 1.0), "gates.hard_size": (25.0, 80.0), "gates.hard_min_spacing": 3.0,
@@ -86,8 +75,7 @@ def gates_real_config(**overrides):
     are its fields (``mixture=`` replaces :data:`REAL_MIXTURE`)."""
     from track_gen.generators.gates import GateGenConfig
 
-    # 10 control points: a shuttle gets four lanes (three U-turns) instead of two
-    base = {"gate_width": 1.0, "closed": False, "min_gates": 3, "max_gates": 12, "max_attempts": 32, "control_points": 10,
+    base = {"gate_width": 1.0, "closed": False, "min_gates": 3, "max_gates": 12, "max_attempts": 32,
             "max_climb": 0.9, "hard_max_climb": 0.9, "mixture": REAL_MIXTURE,
             # pole obstacles: none to two on an easy course, one to four on a hard one, thin to thick
             "max_obstacles": 4, "obstacle_count_min": 0, "obstacle_count_max": 2, "hard_obstacle_count_min": 1,
