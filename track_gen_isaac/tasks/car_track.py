@@ -31,11 +31,12 @@
   term      function                               weight   meaning
   ========  =====================================  =======  ==============================================
   progress  ``progress_rate`` (clip 25 m/s)        1.0      speed along the course line: 1 per metre gained
-  crash     ``is_terminated_term`` (crash, spun)   -1000    -20 once, when the car leaves the band or spins
+  crash     ``is_terminated_term`` (off_track,     -1500    -30 once, when the car leaves the band or spins
+            spun)
   ========  =====================================  =======  ==============================================
 
-* **endings**: the car's box touching a band edge (``crash``: ``BandCollision`` on the box
-  footprint, :data:`HALF_EXTENTS`), a spin (``spun``: ``|slip| > 0.5`` rad), one lap (``laps``),
+* **endings**: the car's box touching a band edge (``off_track``: ``BandCollision`` on the box
+  footprint, :data:`HALF_EXTENTS`, grown in training by :data:`SAFETY_MARGIN` on every side), a spin (``spun``: ``|slip| > 0.5`` rad), one lap (``laps``),
   an invalid course (``invalid``, a time-out), the time limit (20 s).
 * **starts**: a quarter of the episodes at the course start (standing start, 5 cm / 0.05 rad
   jitter), the rest at rest on a random checkpoint with 10 cm lateral and 0.15 rad yaw jitter.
@@ -69,7 +70,7 @@ from track_gen_isaac.mdp.car import CarActionCfg
 from track_gen_isaac.physics import solver_cfg
 
 __all__ = ["CarTrackEnvCfg", "CarTrackEnvCfg_PLAY", "SCALE", "AHEAD", "HALF_EXTENTS", "MAX_ATTEMPTS",
-           "CHECKPOINT_SPACING", "ENV_SPACING", "car_course"]
+           "CHECKPOINT_SPACING", "ENV_SPACING", "LAYOUT_SUITE", "SAFETY_MARGIN", "BODY_OVERRIDES", "car_course"]
 
 #: the task's length scale of race circuits: 0.1, a 1/10 car (F1TENTH) on circuits at 1/10 size
 SCALE = 0.1
@@ -77,19 +78,31 @@ SCALE = 0.1
 AHEAD = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.5, 8.0, 10.0, 12.5, 15.0)
 #: the car's box footprint (half length, half width) [m]: the course's band collision
 HALF_EXTENTS = (0.5 * F1TENTH.length, 0.5 * F1TENTH.width)
+#: clearance [m] training adds to the box on every side: a band edge within 3 cm of the body ends a
+#: training episode, so the policy keeps that room; the ``-Play`` env and every evaluation drive the
+#: body's own box (:data:`BODY_OVERRIDES`)
+SAFETY_MARGIN = 0.03
+#: the env-cfg overrides (a suite's ``env_overrides``) that give the task's cfg the body's own box
+BODY_OVERRIDES = {"course.half_extents": HALF_EXTENTS}
 #: the generator's attempts per draw (the preset's 128 leaves ~18 % of the draws invalid; 1024: < 1 %)
 MAX_ATTEMPTS = 1024
 #: distance between checkpoints along the centre line [m]
 CHECKPOINT_SPACING = 2.0
 #: distance between env origins [m] (see the module docstring)
 ENV_SPACING = 2.0
+#: how the benchmark flies a real layout with this task (``evaluate --layout``): full-size circuits at
+#: :data:`SCALE`, one lap from a standing start within 150 s, the start jittered by up to 10 cm laterally
+#: and 0.1 rad in yaw (so that the runs of one circuit differ)
+LAYOUT_SUITE = {"scale": SCALE, "laps": 1, "time_limit_s": 150.0, "start_jitter": (0.1, 0.0, 0.1)}
 
 
-def car_course(scale: float = SCALE) -> CourseCfg:
-    """The task's course: ``presets.track_car`` at ``scale``, band collision on the car's box."""
+def car_course(scale: float = SCALE, margin: float = 0.0) -> CourseCfg:
+    """The task's course: ``presets.track_car`` at ``scale``, band collision on the car's box grown by
+    ``margin`` [m] on every side."""
     return CourseCfg(
         generator=track_car_config(scale, max_attempts=MAX_ATTEMPTS),
-        collision="segments", checkpoint_spacing=CHECKPOINT_SPACING, half_extents=HALF_EXTENTS,
+        collision="segments", checkpoint_spacing=CHECKPOINT_SPACING,
+        half_extents=(HALF_EXTENTS[0] + margin, HALF_EXTENTS[1] + margin),
         half_height=0.5 * CAR_HEIGHT, localize_window=8,
     )
 
@@ -120,13 +133,13 @@ class CarObsCfg:
 @configclass
 class CarRewardsCfg:
     progress = RewTerm(func=mdp.progress_rate, weight=1.0, params={"clip": 25.0})
-    crash = RewTerm(func=imdp.is_terminated_term, weight=-1000.0, params={"term_keys": ["crash", "spun"]})
+    crash = RewTerm(func=imdp.is_terminated_term, weight=-1500.0, params={"term_keys": ["off_track", "spun"]})
 
 
 @configclass
 class CarTerminationsCfg:
     time_out = DoneTerm(func=imdp.time_out, time_out=True)
-    crash = DoneTerm(func=mdp.collided)
+    off_track = DoneTerm(func=mdp.collided)  # the box touches a band edge (band collision)
     spun = DoneTerm(func=mdp.car_spun, params={"max_slip": 0.5})
     invalid = DoneTerm(func=mdp.invalid_course, time_out=True)
     laps = DoneTerm(func=mdp.laps_done, params={"laps": 1})
@@ -149,7 +162,9 @@ class CarTrackEnvCfg(ManagerBasedRLEnvCfg):
     rewards: CarRewardsCfg = CarRewardsCfg()
     terminations: CarTerminationsCfg = CarTerminationsCfg()
     events: CarEventsCfg = CarEventsCfg()
-    course: CourseCfg = car_course()
+    course: CourseCfg = car_course(margin=SAFETY_MARGIN)
+    layout_suite: dict = LAYOUT_SUITE
+    """How the benchmark flies real layouts with this task (:data:`LAYOUT_SUITE`)."""
 
     def __post_init__(self):
         self.episode_length_s = 20.0
@@ -161,12 +176,12 @@ class CarTrackEnvCfg(ManagerBasedRLEnvCfg):
 
 @configclass
 class CarTrackEnvCfg_PLAY(CarTrackEnvCfg):
-    """16 envs, 120 s episodes (a whole lap), every episode from the course start, course markers on
-    (drawn only when a visualizer runs)."""
+    """16 envs, 120 s episodes (a whole lap), every episode from the course start, the body's own box
+    (no safety margin), course markers on (drawn only when a visualizer runs)."""
 
     def __post_init__(self):
         super().__post_init__()
         self.scene.num_envs = 16
         self.episode_length_s = 120.0
         self.events.place = EventTerm(func=mdp.place_at_course_start, mode="reset")
-        self.course.debug_vis = True
+        self.course = self.course.replace(half_extents=HALF_EXTENTS, debug_vis=True)
