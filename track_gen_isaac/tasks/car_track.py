@@ -35,7 +35,8 @@
             spun)
   ========  =====================================  =======  ==============================================
 
-* **endings**: the car's box touching a band edge (``off_track``: ``BandCollision`` on the box
+* **endings** (a failure ends the episode with the crash penalty; the others truncate it, so the
+  value bootstraps): the car's box touching a band edge (``off_track``: ``BandCollision`` on the box
   footprint, :data:`HALF_EXTENTS`, grown in training by :data:`SAFETY_MARGIN` on every side), a spin (``spun``: ``|slip| > 0.5`` rad), one lap (``laps``),
   an invalid course (``invalid``, a time-out), the time limit (20 s).
 * **starts**: a quarter of the episodes at the course start (standing start, 5 cm / 0.05 rad
@@ -142,7 +143,9 @@ class CarTerminationsCfg:
     off_track = DoneTerm(func=mdp.collided)  # the box touches a band edge (band collision)
     spun = DoneTerm(func=mdp.car_spun, params={"max_slip": 0.5})
     invalid = DoneTerm(func=mdp.invalid_course, time_out=True)
-    laps = DoneTerm(func=mdp.laps_done, params={"laps": 1})
+    # a lap (a start near the lap line reaches it in training) truncates, not terminates: the race goes
+    # on, so the value bootstraps, and the policy is never taught that the finish line ends its reward
+    laps = DoneTerm(func=mdp.laps_done, params={"laps": 1}, time_out=True)
 
 
 @configclass
