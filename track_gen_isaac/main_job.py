@@ -202,9 +202,12 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         out = run_dir / "report" / "eval"
         ev = evaluate(run_dir, suite, num_courses=eval_courses, device=device, out=out)["suites"][suite.name]
+        # a one-lap suite (the car's) has no flying lap: its time is the standing-start lap
+        lap, ratio, which = ((ev['lap_time_mean_s'], ev['lap_time_ratio'], "lap") if suite.laps >= 2 else
+                             (ev['first_lap_time_mean_s'], ev['first_lap_ratio'], "standing-start lap"))
         print(f"[main] held-out {suite.name} ({eval_courses} courses, {time.perf_counter() - t0:.0f} s): "
-              f"completion {ev['completion_rate']:.2f} {_ci(ev['completion_rate_ci95'])}, gates per course "
-              f"{ev['gates_per_course']:.2f}, lap {_num(ev['lap_time_mean_s'])} s = {_num(ev['lap_time_ratio'])} x the "
+              f"completion {ev['completion_rate']:.2f} {_ci(ev['completion_rate_ci95'])}, {_passes_of(args.task)} per "
+              f"course {ev['gates_per_course']:.2f}, {which} {_num(lap)} s = {_num(ratio)} x the "
               f"minimum-time reference, crash rate {ev['crash_rate']:.2f}; {out}", flush=True)
     runs = LAYOUT_RUNS.get(family, 0) if args.eval_layouts is None else args.eval_layouts
     if runs > 0:

@@ -11,6 +11,7 @@ own state, the band ahead of it, the spin termination.
 * :class:`band_ahead`: [E, 5 K] observation of a band-track course: at each of K arc lengths ahead
   of the car's projection, the band's left and right edge points in the car frame and the course
   line's curvature.
+* :func:`car_slip_l2` (reward): the slip angle squared.
 * :class:`car_spun` (termination): the slip angle beyond a limit (a spin, which the single-track
   model cannot carry on from: :mod:`track_gen_isaac.car`).
 
@@ -36,7 +37,7 @@ from track_gen_isaac.mdp._base import CourseTerm
 if TYPE_CHECKING:  # pragma: no cover
     from isaaclab.envs import ManagerBasedEnv
 
-__all__ = ["CarAction", "CarActionCfg", "car_state", "band_ahead", "car_spun", "setup_car", "car_term",
+__all__ = ["CarAction", "CarActionCfg", "car_state", "band_ahead", "car_spun", "car_slip_l2", "car_term",
            "CAR_STATE_DIM", "BAND_VALUES"]
 
 wp.set_module_options({"enable_backward": False})
@@ -422,6 +423,31 @@ class band_ahead(CourseTerm):
 
     def __call__(self, env, course_name: str = "course", distances: tuple = (1.0, 2.0, 4.0)):
         return self.compute(distances=distances)
+
+
+# ------------------------------------------------------------------------------------------------ slip
+
+
+@wp.kernel
+def car_slip_sq_kernel(slip: wp.array(dtype=wp.float32), reward_out: wp.array(dtype=wp.float32)):
+    """slip angle^2 [rad^2]."""
+    i = wp.tid()
+    b = slip[i]
+    reward_out[i] = b * b
+
+
+def car_slip_sq(env, out: wp.array, action_name: str = "car") -> None:
+    """The car's slip angle squared into ``out`` ([E] float32); both runtimes' launch."""
+    d = car_term(env, action_name).driver.dyn
+    wp.launch(car_slip_sq_kernel, dim=d.num_envs, inputs=[d.slip], outputs=[out], device=d.device)
+
+
+def car_slip_l2(env, action_name: str = "car") -> torch.Tensor:
+    """The slip angle squared [rad^2] (use a negative weight): a car sliding towards a spin pays
+    before it spins, which ends the episode."""
+    out = torch.empty(env.num_envs, device=env.device)
+    car_slip_sq(env, wp.from_torch(out), action_name)
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ spin

@@ -12,7 +12,7 @@ from isaaclab_experimental.managers import ManagerTermBase as WarpManagerTermBas
 from track_gen_isaac.experimental.mdp.observations import _ObsTerm
 from track_gen_isaac.mdp import car as stable
 
-__all__ = ["CarAction", "car_state", "band_ahead", "car_spun"]
+__all__ = ["CarAction", "car_state", "band_ahead", "car_spun", "car_slip_l2"]
 
 
 class CarAction(ActionTerm):
@@ -74,3 +74,8 @@ class car_spun(stable.car_spun, WarpManagerTermBase):
 
     def reset(self, env_ids=None, env_mask=None):
         return None
+
+
+def car_slip_l2(env, out, action_name: str = "car") -> None:
+    """The slip angle squared [rad^2] (use a negative weight)."""
+    stable.car_slip_sq(env, out, action_name)
