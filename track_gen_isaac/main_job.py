@@ -33,7 +33,8 @@ __all__ = ["main", "play_task_of", "default_device", "default_iterations", "task
 
 DEFAULT_TASK = "TrackGen-Drone-Gates-Real-v0"
 #: main-job defaults; on 2 CPU cores training takes 6.5 to 11 minutes (README, "Two commands"; override with the flags).
-#: The car (``Car-Track``): 400 iterations, about 9 minutes of training on 2 cores (docs/isaac/car-racing.rst)
+#: The car (``Car-Track``): 400 iterations, 9.7 minutes of training on 2 cores, 11.4 minutes for the whole job
+#: (measured, seed 1, on a machine shared with other runs; docs/isaac/car-racing.rst)
 CPU_DEFAULTS = {"num_envs": 1024, "max_iterations": 500}
 GPU_DEFAULTS = {"num_envs": 4096, "max_iterations": 600}
 #: CPU iteration budgets measured for one task family (``TrackGen-Drone-<family>[-Warp][-Play]-v0``)
