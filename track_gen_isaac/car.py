@@ -58,7 +58,7 @@ from isaaclab.utils import configclass
 
 from track_gen_isaac.quadrotor import GRAVITY
 
-__all__ = ["CarModel", "F1TENTH", "CarDynamics", "RK4_STABLE"]
+__all__ = ["CarModel", "F1TENTH", "CarDynamics", "RK4_STABLE", "car_asset_cfg", "CAR_HEIGHT"]
 
 #: the stable step of classic RK4 on a real decaying mode is h |lambda| <= 2.785; this keeps a margin
 RK4_STABLE = 2.5
@@ -185,6 +185,32 @@ class CarModel:
 
 #: the F1TENTH car of f1tenth_gym (see the module docstring for the source)
 F1TENTH = CarModel()
+
+
+#: height of the car's box [m] (the body seen in a viewer; the course's collision is in the ground plane)
+CAR_HEIGHT = 0.15
+
+
+def car_asset_cfg(model: CarModel = F1TENTH, prim_path: str = "{ENV_REGEX_NS}/Car", height: float = CAR_HEIGHT):
+    """A ``RigidObjectCfg`` for the car: a **kinematic** cuboid of the model's length and width.
+
+    No collision shape and no dynamics of its own: :class:`~track_gen_isaac.mdp.car.CarAction`
+    integrates :class:`CarDynamics` and writes the car's pose and velocity into the body's root
+    buffers every physics step, the course decides contact with the band. A kinematic body is not
+    moved by the solver, so the pose it shows is exactly the model's."""
+    import isaaclab.sim as sim_utils
+    from isaaclab.assets import RigidObjectCfg
+
+    return RigidObjectCfg(
+        prim_path=prim_path,
+        spawn=sim_utils.CuboidCfg(
+            size=(float(model.length), float(model.width), float(height)),
+            mass_props=sim_utils.MassCfg(mass=float(model.mass)),
+            rigid_props=sim_utils.UsdPhysicsRigidBodyCfg(kinematic_enabled=True),
+            visual_material=sim_utils.PreviewSurfaceCfg(diffuse_color=(0.8, 0.1, 0.1)),
+        ),
+        init_state=RigidObjectCfg.InitialStateCfg(pos=(0.0, 0.0, 0.5 * float(height))),
+    )
 
 
 # ------------------------------------------------------------------------------------------------ kernels

@@ -32,16 +32,27 @@ from track_gen_isaac.task_ids import play_task_of, task_family
 __all__ = ["main", "play_task_of", "default_device", "default_iterations", "task_family"]
 
 DEFAULT_TASK = "TrackGen-Drone-Gates-Real-v0"
-#: main-job defaults; on 2 CPU cores training takes 6.5 to 11 minutes (README, "Two commands"; override with the flags)
+#: main-job defaults; on 2 CPU cores training takes 6.5 to 11 minutes (README, "Two commands"; override with the flags).
+#: The car (``Car-Track``): 400 iterations, 9.7 minutes of training on 2 cores, 11.4 minutes for the whole job
+#: (measured, seed 1, on a machine shared with other runs; docs/isaac/car-racing.rst)
 CPU_DEFAULTS = {"num_envs": 1024, "max_iterations": 500}
 GPU_DEFAULTS = {"num_envs": 4096, "max_iterations": 600}
 #: CPU iteration budgets measured for one task family (``TrackGen-Drone-<family>[-Warp][-Play]-v0``)
 #: where the shared 500 is not the best one: both racers keep getting faster up to 900 and, with
 #: their crash weight and safety margin, stay as reliable (docs/isaac/drone-racing.rst, seed study;
 #: about 12.5 minutes of training on 2 cores)
-CPU_ITERATIONS = {"Gates-Race": 900, "Gates-Race-Curriculum": 900, "Gates-Real": 900}
+CPU_ITERATIONS = {"Gates-Race": 900, "Gates-Race-Curriculum": 900, "Gates-Real": 900, "Car-Track": 400}
 #: task families whose main job also flies every shipped real layout zero-shot (runs per layout)
-LAYOUT_RUNS = {"Gates-Real": 32}
+LAYOUT_RUNS = {"Gates-Real": 32, "Car-Track": 8}
+#: where a family's real layouts are, under ``track_gen.layouts.data_dir()`` (default: the folder itself;
+#: the car drives the shipped circuits, at its task's scale)
+LAYOUT_DIRS = {"Car-Track": "circuits"}
+#: held-out courses the main job evaluates per family where the shared ``--eval_courses`` 64 is too
+#: many for its time budget (the car's laps are long: each reference costs ~2.5 s on one core, cached)
+EVAL_COURSES = {"Car-Track": 32}
+#: families whose real-layout runs skip the zero-action and random floors (the car's zero action
+#: stands still until the time limit: minutes of rollout that say nothing)
+LAYOUT_BASELINES = {"Car-Track": False}
 
 _FIELDS = {
     "Mean reward": "reward",
@@ -128,11 +139,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--play_steps", type=int, default=750, help="playback length [env steps] (750 = 15 s)")
     ap.add_argument("--play_envs", type=int, default=16)
     ap.add_argument("--skip_train", metavar="RUN_DIR", default=None, help="only play and report an existing run")
-    ap.add_argument("--eval_courses", type=int, default=64,
-                    help="held-out courses of the benchmark suite flown after training (0: skip)")
+    ap.add_argument("--eval_courses", type=int, default=None,
+                    help="held-out courses of the benchmark suite flown after training (0: skip; default 64, 32 "
+                         "for the car)")
     ap.add_argument("--eval_layouts", type=int, default=None,
                     help="runs per shipped real layout flown zero-shot after training (0: skip; default 32 for the "
-                         "generalist TrackGen-Drone-Gates-Real-v0, else 0)")
+                         "generalist TrackGen-Drone-Gates-Real-v0, 8 per shipped circuit for the car "
+                         "TrackGen-Car-Track-v0, else 0)")
     args, extra = ap.parse_known_args(argv)
     # refuse bad sizes before a training run, not after it
     for flag, lo in (("num_envs", 1), ("max_iterations", 1), ("play_steps", 1), ("play_envs", 1), ("eval_courses", 0),
@@ -182,33 +195,41 @@ def main(argv: list[str] | None = None) -> int:
           f"{base.get('zero', {}).get('gates_per_episode', float('nan')):.2f} | random "
           f"{base.get('random', {}).get('gates_per_episode', float('nan')):.2f}; lap rate {stats['lap_rate']:.2f}, "
           f"crash rate {stats['crash_rate']:.2f}", flush=True)
-    if args.eval_courses > 0:
+    family = task_family(args.task)
+    eval_courses = EVAL_COURSES.get(family, 64) if args.eval_courses is None else args.eval_courses
+    if eval_courses > 0:
         from track_gen_isaac.evaluate import evaluate
 
         t0 = time.perf_counter()
         out = run_dir / "report" / "eval"
-        ev = evaluate(run_dir, suite, num_courses=args.eval_courses, device=device, out=out)["suites"][suite.name]
-        print(f"[main] held-out {suite.name} ({args.eval_courses} courses, {time.perf_counter() - t0:.0f} s): "
-              f"completion {ev['completion_rate']:.2f} {_ci(ev['completion_rate_ci95'])}, gates per course "
-              f"{ev['gates_per_course']:.2f}, lap {_num(ev['lap_time_mean_s'])} s = {_num(ev['lap_time_ratio'])} x the "
+        ev = evaluate(run_dir, suite, num_courses=eval_courses, device=device, out=out)["suites"][suite.name]
+        # a one-lap suite (the car's) has no flying lap: its time is the standing-start lap
+        lap, ratio, which = ((ev['lap_time_mean_s'], ev['lap_time_ratio'], "lap") if suite.laps >= 2 else
+                             (ev['first_lap_time_mean_s'], ev['first_lap_ratio'], "standing-start lap"))
+        print(f"[main] held-out {suite.name} ({eval_courses} courses, {time.perf_counter() - t0:.0f} s): "
+              f"completion {ev['completion_rate']:.2f} {_ci(ev['completion_rate_ci95'])}, {_passes_of(args.task)} per "
+              f"course {ev['gates_per_course']:.2f}, {which} {_num(lap)} s = {_num(ratio)} x the "
               f"minimum-time reference, crash rate {ev['crash_rate']:.2f}; {out}", flush=True)
-    runs = LAYOUT_RUNS.get(task_family(args.task), 0) if args.eval_layouts is None else args.eval_layouts
+    runs = LAYOUT_RUNS.get(family, 0) if args.eval_layouts is None else args.eval_layouts
     if runs > 0:
-        _fly_layouts(run_dir, runs, device)
+        _fly_layouts(run_dir, runs, device, LAYOUT_DIRS.get(family, ""), _passes_of(args.task),
+                     LAYOUT_BASELINES.get(family, True))
     return 0
 
 
-def _fly_layouts(run_dir: Path, runs: int, device: str) -> None:
-    """Every shipped real layout, zero-shot, ``runs`` jittered runs each: one line per layout and
-    ``report/layouts/layouts.md``."""
+def _fly_layouts(run_dir: Path, runs: int, device: str, folder: str = "", what: str = "gates",
+                 baselines: bool = True) -> None:
+    """Every shipped real layout of ``data_dir() / folder``, zero-shot, ``runs`` jittered runs each:
+    one line per layout and ``report/layouts/layouts.md``."""
     from track_gen.layouts import data_dir
     from track_gen_isaac.evaluate import evaluate_layouts
 
     t0 = time.perf_counter()
-    res = evaluate_layouts(run_dir, data_dir(), num_courses=runs, device=device, out=run_dir / "report" / "layouts")
+    res = evaluate_layouts(run_dir, data_dir() / folder if folder else data_dir(), num_courses=runs, device=device,
+                           out=run_dir / "report" / "layouts", baselines=baselines)
     for name, ev in res["layouts"].items():
         print(f"[main] real layout {name} ({runs} runs, zero-shot): completion {ev['completion_rate']:.2f} "
-              f"{_ci(ev['completion_rate_ci95'])}, gates {ev['gates_per_course']:.1f}, pass "
+              f"{_ci(ev['completion_rate_ci95'])}, {what} {ev['gates_per_course']:.1f}, pass "
               f"{_num(ev['first_lap_time_mean_s'])} s = {_num(ev['first_lap_ratio'])} x the minimum-time reference",
               flush=True)
     print(f"[main] real layouts in {time.perf_counter() - t0:.0f} s: {res['out']}/layouts.md", flush=True)

@@ -18,5 +18,6 @@ def play_task_of(task: str) -> str:
 
 
 def task_family(task: str) -> str:
-    """``Gates-Race`` of ``TrackGen-Drone-Gates-Race[-Warp][-Play]-v0``."""
-    return re.sub(r"^TrackGen-Drone-|(-Warp)?(-Play)?-v\d+$", "", task)
+    """``Gates-Race`` of ``TrackGen-Drone-Gates-Race[-Warp][-Play]-v0``; ``Car-Track`` of
+    ``TrackGen-Car-Track[-Warp][-Play]-v0`` (the car's families keep their vehicle's name)."""
+    return re.sub(r"^TrackGen-(Drone-)?|(-Warp)?(-Play)?-v\d+$", "", task)

@@ -46,7 +46,7 @@ def run(tmp_path_factory) -> pathlib.Path:
 def test_suites_are_named_versioned_and_held_out():
     assert {"gates-v1", "track-v1"} <= set(SUITES)
     for s in SUITES.values():
-        assert s.seed in RESERVED_SEEDS and s.version >= 1 and s.task.startswith("TrackGen-Drone-")
+        assert s.seed in RESERVED_SEEDS and s.version >= 1 and s.task.startswith(("TrackGen-Drone-", "TrackGen-Car-"))
     assert len(list_suites()) == len(SUITES)
     with pytest.raises(ValueError, match="unknown suite 'nope'.*gates-v1.*track-v1"):
         get_suite("nope")

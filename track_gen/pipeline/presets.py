@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from track_gen.pipeline.spec import PipelineSpec
 
-__all__ = ["track", "track_car", "TRACK_CAR", "track_from_points", "gates", "gates_real", "gates_real_config", "REAL_MIXTURE", "gates_from_layouts", "track_from_layouts"]
+__all__ = ["track", "track_car", "track_car_config", "TRACK_CAR", "track_from_points", "gates", "gates_real", "gates_real_config", "REAL_MIXTURE", "gates_from_layouts", "track_from_layouts"]
 
 
 def track(num_envs: int, device: str = "cpu", **overrides) -> PipelineSpec:
@@ -26,6 +26,12 @@ def track_car(num_envs: int, device: str = "cpu", scale: float = 0.1, **override
     tracks are 300-800 m long with straights to about 150 m; they cover the shipped circuits at the
     same scale in every coverage feature but their tightest hairpins (``docs/isaac/car-racing.rst``).
     ``overrides``: :class:`TrackGenConfig` fields."""
+    return track_car_config(scale, **overrides, num_envs=num_envs, device=device).to_spec()
+
+
+def track_car_config(scale: float = 0.1, **overrides):
+    """The :class:`TrackGenConfig` of :func:`track_car` (for a ``CourseCfg(generator=...)``); ``overrides``
+    are its fields."""
     from track_gen.checks import as_real
     from track_gen.generators.track import TrackGenConfig
 
@@ -35,7 +41,7 @@ def track_car(num_envs: int, device: str = "cpu", scale: float = 0.1, **override
     base = {k: v * s for k, v in TRACK_CAR.items()}
     base.update(half_width_variation=0.4, control_points=32, num_points=1024, radius_min=0.05, angle_jitter=0.45,
                 max_attempts=128, difficulty=0.5, hairpin_share=0.7)
-    return TrackGenConfig(num_envs=num_envs, device=device, **{**base, **overrides}).to_spec()
+    return TrackGenConfig(**{**base, **overrides})
 
 
 def gates(num_envs: int, device: str = "cpu", gate_width: float = 0.0, **overrides) -> PipelineSpec:

@@ -37,6 +37,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--lsy_axis", default=None, choices=("x", "y"),
                     help="with --layout: the gate-pass axis of an lsy_drone_racing level file (x: files from "
                          "2025-10-20 on, y: older ones)")
+    ap.add_argument("--scale", type=float, default=None,
+                    help="with --layout: multiply every length of the layout (a TUM circuit CSV or a shipped circuit "
+                         "is full size); default: the task's own scale (0.1 for the car task), else 1")
     ap.add_argument("--num_courses", type=int, default=None, help="courses of a suite (default 256) or runs of "
                                                                   "each layout (default 32)")
     ap.add_argument("--out", default=None, help="output folder (default <run folder>/eval/<suite>)")
@@ -60,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("pass --suite or --layout, not both")
     if args.lsy_axis is not None and args.layout is None:
         ap.error("--lsy_axis applies to --layout")
+    if args.scale is not None and args.layout is None:
+        ap.error("--scale applies to --layout")
+    if args.scale is not None and not args.scale > 0:
+        ap.error(f"--scale: expected a length factor > 0, got {args.scale}")
     if args.num_courses is not None and args.num_courses < 1:
         ap.error(f"--num_courses: expected an integer >= 1, got {args.num_courses}")
     from track_gen.layouts import layout_files
@@ -71,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.layout is not None:
             files = layout_files(args.layout)
             n = args.num_courses or 32
+            common["scale"] = args.scale
             if len(files) == 1:
                 res = evaluate(args.checkpoint, layout=files[0], lsy_axis=args.lsy_axis, num_courses=n, **common)
             else:

@@ -61,22 +61,29 @@ def _kind(mode: str | None) -> str:
 
 
 def flown_suite(task: str, dynamics: str = "centre", suite: str | Suite | None = None, layout=None,
-                lsy_axis: str | None = None) -> Suite:
+                lsy_axis: str | None = None, scale: float | None = None) -> Suite:
     """The suite ``task`` flies: ``suite``'s courses (default: its family's suite,
-    :func:`~track_gen_isaac.evaluate.suites.suite_of_task`) or the suite of one ``layout`` file,
-    with the plant ``dynamics`` (module docstring). ValueError naming both when ``task`` cannot fly
-    the layout (a band-track task on a gate layout) or has no randomization to switch off."""
+    :func:`~track_gen_isaac.evaluate.suites.suite_of_task`) or the suite of one ``layout`` file
+    (its lengths times ``scale``, default the task's own layout scale: 0.1 for the car, else the
+    file's metres), with the plant ``dynamics`` (module docstring). ValueError naming both when
+    ``task`` cannot fly the layout (a band-track task on a gate layout) or has no randomization
+    to switch off."""
     from track_gen_isaac.tasks.drone_racer import BODY_OVERRIDES, IDEAL_OVERRIDES
 
     if dynamics not in DYNAMICS:
         raise ValueError(f"dynamics: expected one of {DYNAMICS}, got {dynamics!r}")
     if suite is not None and layout is not None:
         raise ValueError(f"suite={suite!r} and layout={layout!r}: give one of them")
+    if scale is not None and layout is None:
+        raise ValueError(f"scale={scale!r} applies to a layout file; pass layout= too")
     base = task.replace("-Play-", "-")
     if layout is not None:
         from track_gen_isaac.evaluate.layout_suite import layout_suite
 
-        s = layout_suite(layout, lsy_axis=lsy_axis)
+        own = dict(getattr(_env_cfg(base), "layout_suite", None) or {})  # the task's way to fly layouts
+        if scale is not None:
+            own["scale"] = scale
+        s = layout_suite(layout, lsy_axis=lsy_axis, **own)
         mode = task_course_mode(base)
         kind = task_course_mode(s.task)
         if mode != kind:
@@ -93,6 +100,9 @@ def flown_suite(task: str, dynamics: str = "centre", suite: str | Suite | None =
                 raise ValueError(f"suite {s.name!r} holds {_kind(own)} courses, but task {base!r} races {_kind(mine)} "
                                  f"courses: fly it with a checkpoint of a {_kind(own)} task")
             s = dataclasses.replace(s, task=play_task_of(base))
+    if dynamics != "centre" and getattr(getattr(_env_cfg(s.task), "actions", None), "rotors", None) is None:
+        raise ValueError(f"dynamics={dynamics!r}: task {s.task!r} has no randomized plant (its vehicle is the "
+                         "model); use dynamics='centre'")
     if dynamics == "randomized":  # the training cfg, but the body's own box (not its safety margin)
         return dataclasses.replace(s, task=base, env_overrides={**s.env_overrides, **BODY_OVERRIDES})
     if dynamics == "ideal":

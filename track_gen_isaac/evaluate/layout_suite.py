@@ -10,6 +10,11 @@ kind is trained on (a gate layout: ``TrackGen-Drone-Gates-v0``; a band track:
 ``TrackGen-Drone-Track-v0``); a one-pass layout is flown once (1 lap: the run ends at its last
 gate), a loop twice. The suite is named after the layout (its ``name``, else the file stem).
 
+A task whose env cfg declares ``layout_suite`` (the car: :data:`~track_gen_isaac.tasks.car_track.LAYOUT_SUITE`)
+flies layouts its own way: every length times its ``scale`` (``--scale`` overrides), its lap count
+and time limit, the start pose jittered by its ``start_jitter``, and a band whose half width
+reaches the tightest turn radius narrowed there (:func:`fit_band`).
+
 What changes in the task's env besides the course (:func:`apply_layout`): the altitude band of
 the ``altitude`` termination is widened to hold the layout -- its floor below the start height
 (lsy_drone_racing starts on the ground, 1 cm up), its ceiling 1 m above the highest gate frame --
@@ -26,7 +31,7 @@ import numpy as np
 
 from track_gen_isaac.evaluate.suites import Suite
 
-__all__ = ["LAYOUT_SEED", "DEFAULT_JITTER", "layout_suite", "apply_layout", "load_suite_layout"]
+__all__ = ["LAYOUT_SEED", "DEFAULT_JITTER", "layout_suite", "apply_layout", "load_suite_layout", "fit_band"]
 
 #: the course seed of layout suites (draws the gate jitter; in the reserved range)
 LAYOUT_SEED = 1_000_000_301
@@ -36,24 +41,52 @@ DEFAULT_JITTER = 0.05
 _TASKS = {"gates": "TrackGen-Drone-Gates-v0", "track": "TrackGen-Drone-Track-v0"}
 
 
-def load_suite_layout(path, lsy_axis: str | None = None):
-    """The one layout of ``path`` (a file); ValueError for a folder or a file of several."""
+def load_suite_layout(path, lsy_axis: str | None = None, scale: float | None = None):
+    """The one layout of ``path`` (a file), its lengths times ``scale`` when given; ValueError for a
+    folder or a file of several."""
     from track_gen.layouts import load
 
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"layout: {p} is a folder; --layout takes one layout file (evaluate each file on its own)")
-    return load(p, lsy_axis=lsy_axis)
+    return load(p, lsy_axis=lsy_axis, scale=scale)
+
+
+def fit_band(lay, margin: float = 0.97):
+    """A band-track layout whose half width never reaches its centre line's tightest turn radius:
+    ``half_width = min(half_width, margin x R_min)`` (``R_min`` from the circle through each point
+    and its neighbours), and the number of points narrowed. The band-track rules refuse a turn
+    radius below the widest half width (the inner edge would fold over itself); the TUM circuits
+    draw Spa's La Source hairpin at a 7.9 m radius on an 8.2 m half width, so a car flies Spa with
+    its widest points narrowed to 0.97 of that radius (at 1/10 scale: 0.777 instead of up to 0.82 m,
+    23 of its 1401 points). Other layouts come back unchanged (0 points)."""
+    import dataclasses
+
+    xy = np.asarray(lay.centerline, np.float64)[:, :2]
+    a, b, c = np.roll(xy, 1, axis=0), xy, np.roll(xy, -1, axis=0)
+    ab, bc, ca = (np.linalg.norm(b - a, axis=1), np.linalg.norm(c - b, axis=1), np.linalg.norm(a - c, axis=1))
+    cross = np.abs((b - a)[:, 0] * (c - a)[:, 1] - (b - a)[:, 1] * (c - a)[:, 0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        radius = np.where(cross > 0, ab * bc * ca / (2.0 * cross), np.inf)
+    cap = margin * float(np.min(radius))
+    hw = np.asarray(lay.half_width, np.float64)
+    narrowed = int(np.sum(hw > cap))
+    if narrowed == 0:
+        return lay, 0
+    return dataclasses.replace(lay, half_width=np.minimum(hw, cap).astype(np.float32)), narrowed
 
 
 def layout_suite(path, *, lsy_axis: str | None = None, time_limit_s: float = 30.0, laps: int | None = None,
-                 jitter: float | None = None) -> Suite:
+                 jitter: float | None = None, scale: float | None = None,
+                 start_jitter: tuple | None = None) -> Suite:
     """The :class:`Suite` of one layout file: named after the layout, gate positions jittered by
     its tolerance (:data:`DEFAULT_JITTER` where it has none; or ``jitter`` [m], 0 for the nominal
-    gates), 1 lap for a one-pass layout and 2 for a loop (or ``laps``)."""
+    gates), 1 lap for a one-pass layout and 2 for a loop (or ``laps``); every length times
+    ``scale`` when given (a full-size circuit for a 1/10 car: 0.1); the start pose jittered by
+    ``start_jitter`` (lateral [m], vertical [m], yaw [rad]) when given."""
     from track_gen.layouts import GateLayout
 
-    lay = load_suite_layout(path, lsy_axis)
+    lay = load_suite_layout(path, lsy_axis, scale)
     kind = "gates" if isinstance(lay, GateLayout) else "track"
     options: dict = {}
     if kind == "gates":
@@ -68,7 +101,11 @@ def layout_suite(path, *, lsy_axis: str | None = None, time_limit_s: float = 30.
         why = "given" if jitter is not None else ("its tolerance" if own > 0.0 else "the file gives no tolerance")
         spread = f", gates jittered by up to {tol:g} m in x and y ({why})" if tol > 0 else ", nominal gates"
     else:
-        shape, spread = f"a band track of {lay.num_points} points", ""
+        xy = np.asarray(lay.centerline, np.float64)[:, :2]
+        length = float(np.linalg.norm(np.roll(xy, -1, axis=0) - xy, axis=1).sum())
+        shape = f"a band track of {lay.num_points} points, {length:.0f} m" + (f" at scale {scale:g}" if scale else "")
+        spread = "" if not start_jitter else (f", start jittered by up to {start_jitter[0]:g} m laterally and "
+                                              f"{start_jitter[2]:g} rad in yaw")
     name = lay.name or Path(path).stem
     if kind == "gates":
         check_flyable(lay, name)
@@ -77,7 +114,8 @@ def layout_suite(path, *, lsy_axis: str | None = None, time_limit_s: float = 30.
     return Suite(name, _TASKS[kind], LAYOUT_SEED, options, laps=n_laps, time_limit_s=float(time_limit_s),
                  description=f"real layout {name!r} ({shape}, {how}) from its start pose{spread}; "
                              f"source: {lay.source or str(path)}",
-                 layout=str(Path(path).resolve()), lsy_axis=lsy_axis)
+                 layout=str(Path(path).resolve()), lsy_axis=lsy_axis, scale=scale,
+                 start_jitter=tuple(float(j) for j in start_jitter) if start_jitter else None)
 
 
 def check_flyable(lay, name: str) -> None:
@@ -109,8 +147,11 @@ def check_flyable(lay, name: str) -> None:
 
 def apply_layout(cfg, suite: Suite) -> None:
     """Make the task cfg ``cfg`` fly ``suite``'s layout (see the module docstring)."""
-    lay = load_suite_layout(suite.layout, suite.lsy_axis)
-    cfg.course.layouts = suite.layout
+    lay = load_suite_layout(suite.layout, suite.lsy_axis, suite.scale)
+    if hasattr(lay, "num_gates"):
+        cfg.course.layouts = suite.layout if suite.scale is None else [lay]
+    else:  # a band track: as loaded (scaled), its half width kept inside its tightest turn
+        cfg.course.layouts = [fit_band(lay)[0]]
     options = dict(suite.course)
     if suite.lsy_axis is not None:
         options["lsy_axis"] = suite.lsy_axis

@@ -1,5 +1,5 @@
 """The minimum-time references of each course of an env, with the vehicle limits of the task's
-quadrotor model.
+quadrotor model, or of its car (:func:`car_limits`: the friction circle, ``|a| <= mu g`` in the plane).
 
 Two references per course, both for a point mass under the model's thrust limit:
 
@@ -31,7 +31,7 @@ import numpy as np
 from track_gen.reference.lap import LapReference, VehicleLimits, reference_laps
 from track_gen.reference.path import Openings, PathLapReference, PathOptions, path_reference_laps
 
-__all__ = ["vehicle_limits", "course_references", "cache_dir", "project_on_line", "reference_row", "reference_path",
+__all__ = ["vehicle_limits", "car_limits", "task_vehicle", "course_references", "cache_dir", "project_on_line", "reference_row", "reference_path",
            "path_options", "CourseReference"]
 
 
@@ -43,6 +43,50 @@ def vehicle_limits(model, command: str = "rates", gravity: float = 9.81) -> Vehi
     if command == "rates":
         tw = min(1.0 + float(model.thrust_range), tw)
     return VehicleLimits.from_thrust_to_weight(tw, gravity=gravity)
+
+
+def car_limits(model, gravity: float = 9.81) -> VehicleLimits:
+    """The point-mass limits of a :class:`~track_gen_isaac.car.CarModel`: the friction circle
+    ``|a| <= mu g`` in the ground plane, up to the model's top speed. The reference's point mass
+    pushes against gravity, so on a flat band track a thrust acceleration of ``sqrt((mu g)^2 + g^2)``
+    leaves exactly ``mu g`` in the plane. The car's drive is weaker than that (``accel_max`` below
+    ``mu g``, falling as ``1 / v`` above ``switch_speed``): the reference ignores it, as the
+    friction-limited bound."""
+    mu_g = float(model.friction) * gravity
+    return VehicleLimits(math.hypot(mu_g, gravity), gravity, max_speed=float(model.speed_max))
+
+
+#: the car's reference sampling: final times every 0.25 m, the optimiser's path every 1 m (its laps are
+#: 300-800 m: at the drones' 0.05 / 0.2 m one course takes ~20 s on one core; at these ~2.5 s, and the
+#: lap time moves by < 0.5 %)
+CAR_DS, CAR_DS_OPT = 0.25, 1.0
+
+
+def task_vehicle(cfg) -> tuple[VehicleLimits, dict, dict]:
+    """``(limits, path keywords, description)`` of an env cfg's vehicle: a car (an action term with a
+    ``CarModel``: :func:`car_limits`, the band narrowed by the car's half width, coarser sampling:
+    :data:`CAR_DS`) or a quadrotor (the ``rotors`` term: :func:`vehicle_limits`, the openings shrunk
+    by the larger half extent). The path keywords go to :func:`course_references` (``lateral``,
+    ``ds_opt``, ``ds``: the default sampling); the description is the ``vehicle`` entry of ``eval.json``."""
+    actions = cfg.actions
+    car = getattr(actions, "car", None)
+    if car is not None and hasattr(getattr(car, "model", None), "friction"):
+        m = car.model
+        lim = car_limits(m)
+        half_width = abs(float(cfg.course.half_extents[1]))
+        return lim, {"lateral": half_width, "ds_opt": CAR_DS_OPT, "ds": CAR_DS}, {
+            "kind": "car", "max_accel_mps2": float(m.friction) * lim.gravity, "gravity_mps2": lim.gravity,
+            "max_speed_mps": lim.max_speed, "friction": float(m.friction), "half_width_m": half_width,
+            "reference": (f"a point mass with |a| <= mu g = {float(m.friction) * lim.gravity:.2f} m/s^2 in the plane "
+                          f"(friction {float(m.friction):g}) up to {lim.max_speed:g} m/s, on the fastest path it "
+                          f"finds through the checkpoints of the band narrowed by the car's half width "
+                          f"({half_width:.3f} m; `track_gen.reference.path`); the course-line reference drives "
+                          "the centre line (`track_gen.reference.lap`). The point mass has no drive limit and "
+                          "turns its acceleration instantly, so a real lap sits above a ratio of 1.")}
+    rotors = actions.rotors
+    lim = vehicle_limits(rotors.model, getattr(rotors, "command", "rates"))
+    return lim, {"lateral": None, "ds_opt": None, "ds": 0.05}, {"kind": "quadrotor", "max_accel_mps2": lim.max_accel, "gravity_mps2": lim.gravity,
+                       "max_speed_mps": lim.max_speed, "thrust_to_weight": lim.max_accel / lim.gravity}
 
 
 def project_on_line(points: np.ndarray, closed: bool, p: np.ndarray) -> float:
@@ -69,15 +113,18 @@ class CourseReference:
     path: PathLapReference | None
 
 
-def path_options(ec) -> PathOptions:
+def path_options(ec, lateral: float | None = None, ds_opt: float | None = None) -> PathOptions:
     """The path optimiser's options for an ``EnvCourse``: openings shrunk by the body's half size
-    (``CourseCfg.half_extents``: the larger one laterally; ``half_height`` vertically); a gate
-    course moves through its openings in both axes with one free waypoint per leg, a band track
-    laterally only (its checkpoints are 1 m apart: no waypoints)."""
+    (``CourseCfg.half_extents``: the larger one laterally, or ``lateral`` [m] when given -- a car's
+    half width; ``half_height`` vertically); a gate course moves through its openings in both axes
+    with one free waypoint per leg, a band track laterally only (its checkpoints are 1-2 m apart:
+    no waypoints); ``ds_opt``: the optimiser's sample step (None: :class:`PathOptions`' own)."""
     gates = hasattr(ec.course.result, "width")
     cfg = ec.cfg
-    lat = max(abs(float(v)) for v in cfg.half_extents)
-    return PathOptions(margin=(lat, abs(float(cfg.half_height))), vertical=gates, waypoints_per_leg=1 if gates else 0)
+    lat = max(abs(float(v)) for v in cfg.half_extents) if lateral is None else abs(float(lateral))
+    extra = {} if ds_opt is None else {"ds_opt": float(ds_opt)}
+    return PathOptions(margin=(lat, abs(float(cfg.half_height))), vertical=gates, waypoints_per_leg=1 if gates else 0,
+                       **extra)
 
 
 def cache_dir() -> Path | None:
@@ -146,10 +193,11 @@ def _course_reference(p, loop, s0, finish, start, op, limits, ds, opts) -> Cours
     return CourseReference(line_ref, path_ref)
 
 
-def course_references(ec, limits: VehicleLimits, ds: float = 0.05, *,
-                      path: bool = True) -> list[CourseReference | None]:
+def course_references(ec, limits: VehicleLimits, ds: float = 0.05, *, path: bool = True,
+                      lateral: float | None = None, ds_opt: float | None = None) -> list[CourseReference | None]:
     """One :class:`CourseReference` per env of an ``EnvCourse`` (None for an invalid course);
-    ``path=False`` skips the path optimisation (about 0.2-0.4 s per course on one CPU core).
+    ``path=False`` skips the path optimisation (about 0.2-0.4 s per course on one CPU core);
+    ``lateral`` / ``ds_opt``: the path's lateral margin and optimiser step (:func:`path_options`).
 
     References are kept on disk (:func:`cache_dir`), keyed by every number of the course that goes
     in, the vehicle limits, the options and the reference's source code: a held-out suite's
@@ -162,7 +210,7 @@ def course_references(ec, limits: VehicleLimits, ds: float = 0.05, *,
     cp_half_w, cp_half_h, cp_closed = cps.half_width.numpy(), cps.half_height.numpy(), cps.closed.numpy()
     start = ec.course.result.start_pos.numpy()
     valid = ec.course.result.valid.numpy()
-    opts = path_options(ec) if path else None
+    opts = path_options(ec, lateral, ds_opt) if path else None
     version = _code_version()
     out: list[CourseReference | None] = []
     for e in range(ec.num_envs):

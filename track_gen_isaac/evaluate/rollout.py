@@ -80,7 +80,8 @@ def build_env(suite: Suite, num_courses: int, device: str):
     # the suite fixes its courses: a task's curriculum (e.g. a per-env difficulty) must not move them
     if getattr(cfg, "curriculum", None) is not None:
         cfg.curriculum = None
-    cfg.events.place = EventTermCfg(func=mdp.place_at_course_start, mode="reset")
+    cfg.events.place = EventTermCfg(func=mdp.place_at_course_start, mode="reset",
+                                    params={"jitter": tuple(suite.start_jitter)} if suite.start_jitter else {})
     cfg.terminations.laps.params["laps"] = int(suite.laps)
     with warnings.catch_warnings():  # the wrapper resets: the start placement without a course reset is deliberate
         warnings.filterwarnings("ignore", message=_NO_RESET_WARNING)

@@ -33,7 +33,7 @@ def _resolve_checkpoint(path) -> Path:
 
 
 def _fly_suite(suite: Suite, ckpt: Path | None, num_courses: int, device: str, baselines: bool,
-               ds: float) -> tuple[dict, dict, dict]:
+               ds: float | None) -> tuple[dict, dict, dict]:
     """(results per policy, per-course reference columns and course snapshots, timing)."""
     from track_gen_isaac.env_course import get_course
     from track_gen_isaac.evaluate import reference as R
@@ -51,10 +51,10 @@ def _fly_suite(suite: Suite, ckpt: Path | None, num_courses: int, device: str, b
             actors["zero"] = F.zero_actor(E, A, dev)
             actors["random"] = F.random_actor(E, A, suite.seed, dev)
         ec = get_course(base)
-        rotors = base.cfg.actions.rotors
-        limits = R.vehicle_limits(rotors.model, getattr(rotors, "command", "rates"))
+        limits, how, vehicle = R.task_vehicle(base.cfg)
         t1 = time.perf_counter()
-        course_refs = R.course_references(ec, limits, ds=ds)
+        course_refs = R.course_references(ec, limits, ds=how["ds"] if ds is None else ds, lateral=how["lateral"],
+                                          ds_opt=how["ds_opt"])
         refs = [R.reference_row(r) for r in course_refs]
         t_ref = time.perf_counter() - t1
         flights = {name: F.fly(env, act, suite.laps) for name, act in actors.items()}
@@ -69,10 +69,7 @@ def _fly_suite(suite: Suite, ckpt: Path | None, num_courses: int, device: str, b
     timing = {"total_s": time.perf_counter() - t0, "reference_s": t_ref,
               **{f"{k}_rollout_s": f.wall_s for k, f in flights.items()},
               **{f"{k}_env_steps_per_s": f.env_steps / max(f.wall_s, 1e-9) for k, f in flights.items()}}
-    meta = {"refs": refs, "courses": courses, "step_dt": step_dt,
-            "vehicle": {"max_accel_mps2": limits.max_accel, "gravity_mps2": limits.gravity,
-                        "max_speed_mps": limits.max_speed,
-                        "thrust_to_weight": limits.max_accel / limits.gravity}}
+    meta = {"refs": refs, "courses": courses, "step_dt": step_dt, "vehicle": vehicle}
     return flights, meta, timing
 
 
@@ -92,7 +89,7 @@ def _clean(x):
 
 
 def resolve_suite(ckpt: Path, suite: str | Suite | None = None, *, layout=None, lsy_axis: str | None = None,
-                  task: str | None = None, dynamics: str = "centre") -> Suite:
+                  task: str | None = None, dynamics: str = "centre", scale: float | None = None) -> Suite:
     """The suite an evaluation of ``ckpt`` flies: with a task (``task``, else the run's own from its
     ``run.json``) the suite as that task flies it (:func:`~track_gen_isaac.evaluate.flown.flown_suite`);
     a run that names no task flies the suite's own task (a layout: the task its kind trains on)."""
@@ -102,30 +99,35 @@ def resolve_suite(ckpt: Path, suite: str | Suite | None = None, *, layout=None, 
         raise ValueError(f"evaluate: pass a suite ({suite!r}) or a layout ({layout!r}), not both")
     if layout is None and lsy_axis is not None:
         raise ValueError("evaluate: lsy_axis applies to a layout file; pass layout= too")
+    if layout is None and scale is not None:
+        raise ValueError("evaluate: scale applies to a layout file; pass layout= too")
     if dynamics not in DYNAMICS:
         raise ValueError(f"dynamics: expected one of {DYNAMICS}, got {dynamics!r}")
     task = task or run_task(ckpt.parent)
     if task is not None:
-        return flown_suite(task, dynamics, suite=suite, layout=layout, lsy_axis=lsy_axis)
+        return flown_suite(task, dynamics, suite=suite, layout=layout, lsy_axis=lsy_axis, scale=scale)
     if dynamics != "centre":
         raise ValueError(f"dynamics={dynamics!r}: {ckpt.parent} names no task (no run.json); pass task=")
     if layout is not None:
         from track_gen_isaac.evaluate.layout_suite import layout_suite
 
-        return layout_suite(layout, lsy_axis=lsy_axis)
+        return layout_suite(layout, lsy_axis=lsy_axis, scale=scale)
     return get_suite("gates-v1" if suite is None else suite)
 
 
 def evaluate(checkpoint, suite: str | Suite | None = None, *, layout=None, lsy_axis: str | None = None,
-             num_courses: int = 256, out=None, device: str | None = None, baselines: bool = True, ds: float = 0.05,
-             figures: bool = True, task: str | None = None, dynamics: str = "centre") -> dict:
+             num_courses: int = 256, out=None, device: str | None = None, baselines: bool = True,
+             ds: float | None = None,
+             figures: bool = True, task: str | None = None, dynamics: str = "centre",
+             scale: float | None = None) -> dict:
     """Evaluate ``checkpoint`` (a ``model_<it>.pt`` or a run folder: its newest model) on ``suite``
     (a name of :data:`~track_gen_isaac.evaluate.suites.SUITES` or a :class:`Suite`; default: the
     task's family suite, ``gates-v1`` for gate tasks), or on one real ``layout`` file (a suite of
     one layout, flown ``num_courses`` times from its start pose with the gates jittered by its
     tolerance, named after the layout: :func:`~track_gen_isaac.evaluate.layout_suite.layout_suite`;
-    ``lsy_axis`` for an lsy_drone_racing level file). A layout suite also writes ``paths.png``:
-    every run's path over the layout.
+    ``lsy_axis`` for an lsy_drone_racing level file; ``scale`` multiplies the layout's lengths, default
+    the task's own: 0.1 for the car, whose layouts are full-size circuits). A layout suite also
+    writes ``paths.png``: every run's path over the layout.
 
     The env flown is the checkpoint's own task (``task``, else the run's ``run.json``) on the
     plant ``dynamics`` (``centre``, ``randomized`` or ``ideal``: :mod:`~track_gen_isaac.evaluate.flown`).
@@ -141,7 +143,7 @@ def evaluate(checkpoint, suite: str | Suite | None = None, *, layout=None, lsy_a
 
     ckpt = _resolve_checkpoint(checkpoint)
     checkpoint_shapes(ckpt)  # not a checkpoint: refused now, not after the env is built
-    s = resolve_suite(ckpt, suite, layout=layout, lsy_axis=lsy_axis, task=task, dynamics=dynamics)
+    s = resolve_suite(ckpt, suite, layout=layout, lsy_axis=lsy_axis, task=task, dynamics=dynamics, scale=scale)
     if isinstance(num_courses, bool) or not isinstance(num_courses, int) or num_courses < 1:
         raise ValueError(f"num_courses: expected an int >= 1, got {num_courses!r}")
     tag = s.name if dynamics == "centre" else f"{s.name}-{dynamics}"
@@ -197,7 +199,7 @@ def evaluate_layouts(checkpoint, layouts, *, num_courses: int = 32, out=None, ls
     ckpt = _resolve_checkpoint(checkpoint)
     for f in files:  # every refusal before the first flight
         resolve_suite(ckpt, layout=f, lsy_axis=lsy_axis, task=kwargs.get("task"),
-                      dynamics=kwargs.get("dynamics", "centre"))
+                      dynamics=kwargs.get("dynamics", "centre"), scale=kwargs.get("scale"))
     root = Path(out) if out is not None else ckpt.parent / "eval"
     dyn = kwargs.get("dynamics", "centre")
     summary: dict = {}

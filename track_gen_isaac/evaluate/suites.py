@@ -62,6 +62,11 @@ class Suite:
         courses_of: the task whose course generator draws the suite's courses (with ``course``
             on top), whichever task flies them: a suite's courses stay its own when a task trained
             on other courses (e.g. the generalist) flies it. None: ``task``'s own generator.
+        scale: a layout suite: the factor every length of the layout file is multiplied by
+            (``track_gen.layouts.load(..., scale=)``; the car flies full-size circuits at 0.1).
+            None: the file's metres.
+        start_jitter: ``(lateral [m], vertical [m], yaw [rad])`` half ranges of the start pose
+            (``place_at_course_start``'s ``jitter``), drawn per course; None: the exact start pose.
     """
 
     name: str
@@ -75,6 +80,8 @@ class Suite:
     lsy_axis: str | None = None
     env_overrides: dict = field(default_factory=dict)
     courses_of: str | None = None
+    scale: float | None = None
+    start_jitter: tuple | None = None
 
     @property
     def family(self) -> str:
@@ -96,7 +103,7 @@ class Suite:
 
     def line(self) -> str:
         """One line for ``--list``."""
-        return (f"{self.name:<10} {self.task:<26} seed {self.seed}  {self.laps} laps or {self.time_limit_s:g} s  "
+        return (f"{self.name:<12} {self.task:<26} seed {self.seed}  {self.laps} laps or {self.time_limit_s:g} s  "
                 f"{self.description}")
 
 
@@ -120,6 +127,10 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
     Suite("gates-hard-v1", "TrackGen-Drone-Gates-Curriculum-v0", 1_000_000_111, course={"difficulty": 1.0},
           courses_of="TrackGen-Drone-Gates-Curriculum-v0",
           description="gate courses at difficulty 1: figure-8s, hairpins, split-S, climbs to 5.5 m, 1-4 poles"),
+    Suite("car-track-v1", "TrackGen-Car-Track-v0", 1_000_000_401, laps=1, time_limit_s=150.0,
+          courses_of="TrackGen-Car-Track-v0", env_overrides={"course.half_extents": (0.29, 0.155)},
+          description="circuit-like band tracks at 1/10 scale (presets.track_car: 300-800 m, half widths "
+                      "0.36-0.84 m, hairpins) for the F1TENTH car, one lap from a standing start"),
 )}
 
 
@@ -132,7 +143,8 @@ def suite_of_task(task: str) -> Suite:
     found = [s for s in SUITES.values() if s.task == base]
     if found:
         return found[-1]
-    for prefix, family in (("TrackGen-Drone-Gates", "gates-v1"), ("TrackGen-Drone-Track", "track-v1")):
+    for prefix, family in (("TrackGen-Drone-Gates", "gates-v1"), ("TrackGen-Drone-Track", "track-v1"),
+                           ("TrackGen-Car-Track", "car-track-v1")):
         if base.startswith(prefix):
             head, sep, ver = base.rpartition("-v")
             return replace(SUITES[family], task=f"{head}-Play-v{ver}" if sep else base)

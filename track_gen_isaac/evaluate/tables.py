@@ -63,6 +63,7 @@ def write_markdown(path: Path, result: dict) -> Path:
         lines += ["", f"Flying laps: {s['courses_with_flying_lap']} of {s['num_courses']} courses; median lap-time "
                   f"ratio {med:.2f}." if med is not None else "", "",
                   f"Endings: {', '.join(f'{k} {v}' for k, v in s['endings'].items())}.", "",
+                  f"Reference: {veh['reference']}" if veh.get("reference") else
                   f"Reference: a point mass with thrust up to {veh['thrust_to_weight']:.2f} m g "
                   f"({veh['max_accel_mps2']:.2f} m/s^2) in any direction, gravity, no drag, on the fastest path "
                   "it finds through the checkpoint openings (shrunk by the body's half size; "

@@ -62,3 +62,7 @@ __all__ += ["racer_state", "gate_frames", "nearest_poles", "randomize_quadrotor"
 # Importing the warp package declares the warp twins (track_gen_isaac.experimental.mdp) to Isaac Lab's warp
 # frontend, so that a cfg using these terms also runs in ManagerBasedRLEnvWarp (its terms swapped to the twins).
 import track_gen_isaac.experimental  # noqa: E402, F401
+from track_gen_isaac.mdp.car import (CarAction, CarActionCfg, band_ahead, car_slip_l2, car_spun,  # noqa: E402
+                                     car_state)
+
+__all__ += ["CarAction", "CarActionCfg", "car_state", "band_ahead", "car_spun", "car_slip_l2"]

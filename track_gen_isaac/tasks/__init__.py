@@ -15,6 +15,8 @@ task id                            what
 ``TrackGen-Drone-Gates-Curriculum-v0``  harder gate courses (pole obstacles) at a per-env difficulty curriculum
 ``TrackGen-Drone-Gates-Depth-v0``  the gate task seen through a 16 x 12 depth camera (no gate poses)
 ``TrackGen-Drone-Gates-Depth-Play-v0``  its playback
+``TrackGen-Car-Track-v0``          an F1TENTH race car on a circuit-like band track per env (1/10 scale)
+``TrackGen-Car-Track-Play-v0``     its playback: 16 envs, whole laps from the course start
 ``*-Warp-*``                       the same tasks in Isaac Lab's warp-first runtime
 =================================  ===================================================
 
@@ -45,6 +47,12 @@ for _family, _mod, _cls, _agent in (("Gates", "drone_gates_track", "DroneGatesEn
     for _play in ("", "_PLAY"):
         for _runtime, _entry in (("", _STABLE), ("-Warp", _WARP)):
             _id = f"TrackGen-Drone-{_family}{_runtime}{'-Play' if _play else ''}-v0"
+            TASKS[_id] = (f"{__name__}.{_mod}:{_cls}{_play}", f"{__name__}.agents:{_agent}", _entry)
+
+for _family, _mod, _cls, _agent in (("Track", "car_track", "CarTrackEnvCfg", "car_track_ppo"),):
+    for _play in ("", "_PLAY"):
+        for _runtime, _entry in (("", _STABLE), ("-Warp", _WARP)):
+            _id = f"TrackGen-Car-{_family}{_runtime}{'-Play' if _play else ''}-v0"
             TASKS[_id] = (f"{__name__}.{_mod}:{_cls}{_play}", f"{__name__}.agents:{_agent}", _entry)
 
 for _id, (_env, _agent, _entry) in TASKS.items():

@@ -1,4 +1,4 @@
-"""rsl_rl runner cfgs for the drone-racing tasks, read from ``drone_racing_ppo.toml`` next to this module
+"""rsl_rl runner cfgs for the drone-racing and car-racing tasks, read from ``drone_racing_ppo.toml`` next to this module
 (package data, so an installed wheel has it too).
 
 The TOML holds the numbers (shared tables plus per-task overrides); this module turns them into
@@ -20,7 +20,7 @@ from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPp
 from track_gen_isaac.device import default_device
 
 __all__ = ["CONFIG", "load_ppo", "drone_gates_ppo", "drone_track_ppo", "drone_race_ppo", "drone_real_ppo",
-           "drone_depth_ppo"]
+           "drone_depth_ppo", "car_track_ppo"]
 
 #: the TOML this module reads (``TRACK_GEN_PPO_CONFIG`` overrides the path)
 CONFIG = Path(os.environ.get("TRACK_GEN_PPO_CONFIG", Path(__file__).resolve().with_name("drone_racing_ppo.toml")))
@@ -86,3 +86,8 @@ def drone_real_ppo() -> RslRlOnPolicyRunnerCfg:
 def drone_depth_ppo() -> RslRlOnPolicyRunnerCfg:
     """PPO for ``TrackGen-Drone-Gates-Depth-*``."""
     return load_ppo("depth")
+
+
+def car_track_ppo() -> RslRlOnPolicyRunnerCfg:
+    """PPO for ``TrackGen-Car-Track-*`` (the ``[car]`` tables)."""
+    return load_ppo("car")

@@ -48,7 +48,10 @@ from track_gen_isaac.experimental.mdp.quadrotor import (
     quad_state,
 )
 
+from track_gen_isaac.experimental.mdp.car import CarAction, band_ahead, car_slip_l2, car_spun, car_state
+
 __all__ = [
+    "CarAction", "car_state", "band_ahead", "car_spun", "car_slip_l2",
     "move_gate_props",
     "racer_state", "gate_frames", "nearest_poles", "randomize_quadrotor", "depth_flat", "depth_image",
     "QuadrotorAction", "quad_state", "body_rate_l2", "altitude_out_of_range",
