@@ -15,6 +15,8 @@ task id                            what
 ``TrackGen-Drone-Gates-Curriculum-v0``  harder gate courses (pole obstacles) at a per-env difficulty curriculum
 ``TrackGen-Drone-Gates-Depth-v0``  the gate task seen through a 16 x 12 depth camera (no gate poses)
 ``TrackGen-Drone-Gates-Depth-Play-v0``  its playback
+``TrackGen-Drone-Gates-Duel-v0``   head to head: 2 drones per generalist course, one policy (self-play)
+``TrackGen-Drone-Gates-Duel-Play-v0``  its playback: standing starts side by side, centre plant
 ``*-Warp-*``                       the same tasks in Isaac Lab's warp-first runtime
 =================================  ===================================================
 
@@ -41,7 +43,8 @@ for _family, _mod, _cls, _agent in (("Gates", "drone_gates_track", "DroneGatesEn
                                     ("Gates-Depth", "drone_depth", "DroneGatesDepthEnvCfg", "drone_depth_ppo"),
                                     ("Gates-Race-Curriculum", "drone_racer_curriculum",
                                      "DroneGatesRaceCurriculumEnvCfg", "drone_race_ppo"),
-                                    ("Gates-Real", "drone_generalist", "DroneGatesRealEnvCfg", "drone_real_ppo")):
+                                    ("Gates-Real", "drone_generalist", "DroneGatesRealEnvCfg", "drone_real_ppo"),
+                                    ("Gates-Duel", "drone_duel", "DroneGatesDuelEnvCfg", "drone_duel_ppo")):
     for _play in ("", "_PLAY"):
         for _runtime, _entry in (("", _STABLE), ("-Warp", _WARP)):
             _id = f"TrackGen-Drone-{_family}{_runtime}{'-Play' if _play else ''}-v0"
