@@ -120,6 +120,10 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
     Suite("gates-hard-v1", "TrackGen-Drone-Gates-Curriculum-v0", 1_000_000_111, course={"difficulty": 1.0},
           courses_of="TrackGen-Drone-Gates-Curriculum-v0",
           description="gate courses at difficulty 1: figure-8s, hairpins, split-S, climbs to 5.5 m, 1-4 poles"),
+    Suite("duel-v1", "TrackGen-Drone-Gates-Duel-v0", 1_000_000_301, laps=1, time_limit_s=30.0,
+          courses_of="TrackGen-Drone-Gates-Duel-v0",
+          description="head to head: 2 drones side by side from a standing start on the generalist's courses, one "
+                      "pass (python -m track_gen_isaac.evaluate --suite duel-v1 --opponent RUN|self)"),
 )}
 
 
