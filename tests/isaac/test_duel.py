@@ -21,16 +21,22 @@ ROOT = Path(__file__).resolve().parents[2]
 N = 8  # drones: 4 races of 2
 
 
-def _fly(e, steps: int = 25):
-    """Reset ``e`` and fly ``steps`` seeded random actions: observations, rewards, dones."""
+def _fly(e, steps: int = 60):
+    """Reset ``e`` and fly ``steps`` seeded random actions: observations, rewards, dones, race status, positions."""
+    from track_gen_isaac.mdp.duel import get_race
+
+    base = e.unwrapped
+    race = get_race(base)
     obs, _ = e.reset()
     gen = torch.Generator().manual_seed(0)
-    out = {"obs": [obs["policy"].numpy().copy()], "rew": [], "done": []}
+    out = {"obs": [obs["policy"].numpy().copy()], "rew": [], "done": [], "status": [], "pos": []}
     for _ in range(steps):
-        obs, rew, term, trunc, _ = e.step(torch.rand(N, 4, generator=gen) * 0.6 - 0.3)
+        obs, rew, term, trunc, _ = e.step(torch.rand(N, 4, generator=gen) * 1.2 - 0.6)
         out["obs"].append(obs["policy"].numpy().copy())
         out["rew"].append(np.asarray(rew).copy())
         out["done"].append((term | trunc).numpy().copy())
+        out["status"].append(race.status.numpy().copy())
+        out["pos"].append(base.scene["robot"].data.root_pos_w.torch.numpy().copy())
     return {k: np.asarray(v) for k, v in out.items()}
 
 
@@ -125,8 +131,13 @@ def test_the_warp_runtime_flies_the_same():
     finally:
         e.close()
     stable = _STABLE
-    assert stable["obs"].shape == warp["obs"].shape == (26, N, 71)
+    assert stable["obs"].shape == warp["obs"].shape == (61, N, 71)
+    # exercised: a drone out (held) while its rival races on, and races that ended
+    st = stable["status"].reshape(len(stable["status"]), -1, 2)
+    assert ((st[..., 0] == 0) != (st[..., 1] == 0)).any() and stable["done"].any()
+    np.testing.assert_array_equal(stable["status"], warp["status"])
     np.testing.assert_array_equal(stable["done"], warp["done"])
+    np.testing.assert_allclose(warp["pos"], stable["pos"], atol=1e-4)
     np.testing.assert_allclose(warp["rew"], stable["rew"], atol=1e-4, rtol=1e-4)
     np.testing.assert_allclose(warp["obs"], stable["obs"], atol=1e-3, rtol=1e-3)
     d = stable["done"].reshape(len(stable["done"]), -1, 2)
