@@ -38,7 +38,8 @@ GPU_DEFAULTS = {"num_envs": 4096, "max_iterations": 600}
 #: CPU iteration budgets measured for one task family (``TrackGen-Drone-<family>[-Warp][-Play]-v0``)
 #: where the shared 500 is not the best one: both racers keep getting faster up to 900 and, with
 #: their crash weight and safety margin, stay as reliable (docs/isaac/drone-racing.rst, seed study;
-#: about 12.5 minutes of training on 2 cores)
+#: about 12.5 minutes of training on 2 cores; the duel task: 900 iterations of 1024 drones, a median 1.13 s
+#: each, about 17 minutes: docs/user-guide/head-to-head.rst, "Measured")
 CPU_ITERATIONS = {"Gates-Race": 900, "Gates-Race-Curriculum": 900, "Gates-Real": 900, "Gates-Duel": 900}
 #: head-to-head task families: after training, the main job races the checkpoint against itself (and
 #: ``--opponent``) on the duel suite instead of the one-drone playback and suite
