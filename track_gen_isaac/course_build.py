@@ -32,7 +32,8 @@ def _make_extra(entry, where: str):
 
 
 def build_course(cfg: CourseCfg, num_envs: int, device: str, *, seed: int, rank: int = 0) -> Course:
-    """The course a CourseCfg stands for, for ``num_envs`` envs on ``device`` (not bound).
+    """The course a CourseCfg stands for, for ``num_envs`` envs (courses) on ``device`` (not bound),
+    with ``CourseCfg.agents`` agents racing each.
 
     Seeds: ``SeedState(num_envs, device, seed, env_offset=rank * num_envs)``.
     """
@@ -49,11 +50,11 @@ def build_course(cfg: CourseCfg, num_envs: int, device: str, *, seed: int, rank:
         if cfg.localizer:
             extra = [tools.TrackLine(), tools.Localizer(warm_window=cfg.localize_window, source="centerline"), *extra]
         return Course.track(gen, checkpoint_spacing=float(cfg.checkpoint_spacing), collision=cfg.collision,
-                            max_checkpoints=cfg.max_checkpoints, extra=extra, seeds=seeds)
+                            max_checkpoints=cfg.max_checkpoints, extra=extra, seeds=seeds, agents=int(cfg.agents))
     collision = cfg.collision
     if collision == "frame":
         collision = tools.FrameCollision(float(cfg.half_height))
     elif collision is not None:
         collision = float(collision)
     return Course.gates(gen, collision=collision, samples_per_gate=int(cfg.samples_per_gate),
-                        localize_window=cfg.localize_window, extra=extra, seeds=seeds)
+                        localize_window=cfg.localize_window, extra=extra, seeds=seeds, agents=int(cfg.agents))

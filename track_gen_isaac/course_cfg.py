@@ -168,6 +168,15 @@ class CourseCfg:
     asset_name: str = "robot"
     """The scene entity the course follows (its ``root_pos_w`` / ``root_quat_w``)."""
 
+    agents: int = 1
+    """K, the agents racing each course (``Course(..., agents=K)``): the env's ``num_envs`` Isaac Lab
+    envs are ``num_envs / K`` races, env ``a`` is agent ``a % K`` of race ``a // K`` (env-major, as
+    the course's rows), one drone each. The course is generated once per race; every per-step
+    result is per agent. K > 1 needs ``num_envs`` divisible by K and the K envs of a race at one
+    origin (``scene.env_spacing = 0``), and course terms that support it (``multi_agent``); the
+    duel task (:mod:`~track_gen_isaac.tasks.drone_duel`) is built on it. 1 (default): one drone per
+    course, as before."""
+
     seed: int | None = None
     """Course seed. None: ``env.cfg.seed`` (0 when that is None too). Hashed with the env's global
     index ``rank * num_envs + e``, so ranks of a distributed run never share courses."""
@@ -324,6 +333,8 @@ class CourseCfg:
             raise TypeError(f"CourseCfg.half_extents: expected (half length, half width) [m], got {he!r}") from None
         if not (math.isfinite(hx) and math.isfinite(hy) and hx >= 0 and hy >= 0):
             raise ValueError(f"CourseCfg.half_extents: expected two finite values >= 0 [m], got {he!r}")
+        if isinstance(self.agents, bool) or not isinstance(self.agents, numbers.Integral) or self.agents < 1:
+            raise ValueError(f"CourseCfg.agents: expected an int >= 1 (drones per course), got {self.agents!r}")
         if not isinstance(self.asset_name, str) or not self.asset_name:
             raise TypeError(f"CourseCfg.asset_name: expected a scene entity name, got {self.asset_name!r}")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral)):

@@ -172,7 +172,10 @@ class EnvCourse:
         asset: the followed scene entity; ``position`` / ``orientation`` its bound root views.
         origin: [E] vec3f view of ``env.scene.env_origins``.
         half_extents: [E] vec2f footprint array (write it in place to change the footprint).
-        mask: [E] int32 scratch mask of the reset events (always the same array: one graph).
+        mask: [R] int32 scratch mask of the reset events (always the same array: one graph).
+        agents, num_races: K agents per course (``CourseCfg.agents``) and R = E / K races (courses);
+            env ``a`` is agent ``a % K`` of race ``a // K``. K = 1: R = E.
+        step_hooks: callables run right after each course step (recordable launches).
         rank, seed: the distributed rank and the course seed used.
         stepped_at: ``env.common_step_counter`` of the last course step (None before the first;
             stable runtime).
@@ -201,7 +204,13 @@ class EnvCourse:
                 f"{sorted(env.scene.keys())}"
             ) from None
         self.asset = asset
-        self.course = build_course(cfg, E, self.device, seed=self.seed, rank=self.rank)
+        # K agents per course: the env's E Isaac Lab envs are R = E / K races (env a is agent a % K of race a // K)
+        K = self.agents = int(cfg.agents)
+        if E % K:
+            raise ValueError(f"CourseCfg.agents={K} (env.cfg.{name}): num_envs={E} is not a multiple of {K}; each race "
+                             f"is K consecutive envs, so pass num_envs = races x {K}")
+        R = self.num_races = E // K
+        self.course = build_course(cfg, R, self.device, seed=self.seed, rank=self.rank)
         self.position = asset.data.root_pos_w.warp
         self.orientation = asset.data.root_quat_w.warp
         hx, hy = (float(v) for v in cfg.half_extents)
@@ -214,19 +223,22 @@ class EnvCourse:
         self.bindings = {"position": self.position, "orientation": self.orientation,
                          "half_extents": self.half_extents}
         if "origin" in declared:
-            self.bindings["origin"] = self.origin
+            self.bindings["origin"] = self.origin if K == 1 else _race_origins(env, K, name)
         self.course.bind(**self.bindings)
-        # event scratch
-        self.mask = wp.zeros(E, dtype=wp.int32, device=self.device)
+        # event scratch (per race: the masks of regenerate / reset and the course poses the placements draw)
+        self.mask = wp.zeros(R, dtype=wp.int32, device=self.device)
         self.mask_t = wp.to_torch(self.mask)
-        self.pose_pos = wp.zeros(E, dtype=wp.vec3f, device=self.device)
-        self.pose_yaw = wp.zeros(E, dtype=wp.float32, device=self.device)
-        self.pose_index = wp.full(E, -1, dtype=wp.int32, device=self.device)
-        self.start_counter = wp.zeros(E, dtype=wp.int32, device=self.device)
+        self.pose_pos = wp.zeros(R, dtype=wp.vec3f, device=self.device)
+        self.pose_yaw = wp.zeros(R, dtype=wp.float32, device=self.device)
+        self.pose_index = wp.full(R, -1, dtype=wp.int32, device=self.device)
+        self.start_counter = wp.zeros(R, dtype=wp.int32, device=self.device)
         # place_at_start_or_checkpoint's split of a reset: its draw counter and the two masks
-        self.split_counter = wp.zeros(E, dtype=wp.int32, device=self.device)
-        self.start_mask = wp.zeros(E, dtype=wp.int32, device=self.device)
-        self.checkpoint_mask = wp.zeros(E, dtype=wp.int32, device=self.device)
+        self.split_counter = wp.zeros(R, dtype=wp.int32, device=self.device)
+        self.start_mask = wp.zeros(R, dtype=wp.int32, device=self.device)
+        self.checkpoint_mask = wp.zeros(R, dtype=wp.int32, device=self.device)
+        # callables run right after every course step (recordable launches only: in the warp runtime
+        # they are recorded into the owner term's stage), e.g. the duel's race state
+        self.step_hooks: list = []
         self.root_pose = wp.zeros(E, dtype=wp.transformf, device=self.device)
         self.root_velocity = wp.zeros(E, dtype=wp.spatial_vectorf, device=self.device)
         self._buffers: dict[Any, wp.array] = {}
@@ -308,6 +320,8 @@ class EnvCourse:
         self.steps += 1
         if self.stats is not None:
             self.stats.snapshot_events(self.result.events)
+        for hook in self.step_hooks:
+            hook()
 
     def _guarded_step(self):
         """``course.step()`` of an env-bound course (it replaces the core method on this course).
@@ -403,16 +417,20 @@ class EnvCourse:
 
     # -- resets ---------------------------------------------------------------------------------
     def set_mask(self, env_ids) -> wp.array:
-        """Write ``env_ids`` (``slice(None)``/None or an index tensor) into :attr:`mask` (int32 flags)."""
+        """Write ``env_ids`` (``slice(None)``/None or an index tensor) into :attr:`mask` (int32 flags).
+        With K agents per course the flags are per race: a race is masked when any of its envs is."""
         m = self.mask_t
         if env_ids is None or isinstance(env_ids, slice):
-            m.zero_()
-            m[env_ids if isinstance(env_ids, slice) else slice(None)] = 1
-        else:
-            ids = torch.as_tensor(env_ids, device=m.device)
-            m.zero_()
-            if ids.numel():
-                m.index_fill_(0, ids.to(torch.long).reshape(-1), 1)
+            if self.agents > 1 and isinstance(env_ids, slice) and env_ids != slice(None):
+                env_ids = torch.arange(self.num_envs, device=m.device)[env_ids]
+            else:
+                m.zero_()
+                m[env_ids if isinstance(env_ids, slice) else slice(None)] = 1
+                return self.mask
+        ids = torch.as_tensor(env_ids, device=m.device)
+        m.zero_()
+        if ids.numel():
+            m.index_fill_(0, ids.to(torch.long).reshape(-1) // self.agents, 1)
         return self.mask
 
     def regenerate(self, env_ids, advance: bool = True) -> None:
@@ -426,16 +444,21 @@ class EnvCourse:
         self.stale = True
 
     def mask_from(self, env_mask: wp.array) -> wp.array:
-        """Warp runtime: the manager's [E] bool ``env_mask`` as :attr:`mask` (int32 flags; recordable)."""
-        mask_to_active(env_mask, self.mask)
+        """Warp runtime: the manager's [E] bool ``env_mask`` as :attr:`mask` (int32 flags; recordable;
+        with K agents per course, a race is masked when any of its envs is)."""
+        if self.agents == 1:
+            mask_to_active(env_mask, self.mask)
+        else:
+            wp.launch(race_mask_kernel, dim=self.num_races, inputs=[self.agents, env_mask], outputs=[self.mask],
+                      device=self.device)
         return self.mask
 
     def start_poses(self, mask: wp.array, jitter=(0.0, 0.0, 0.0)) -> None:
         """Course start pose plus jitter into :attr:`pose_pos` / :attr:`pose_yaw` (env frame) for the
-        envs of the int32 ``mask``. Recordable."""
+        envs (races) of the int32 ``mask``. Recordable."""
         jl, jv, jy = _jitter(jitter)
         r = self.course.result
-        wp.launch(start_pose_kernel, dim=self.num_envs,
+        wp.launch(start_pose_kernel, dim=self.num_races,
                   inputs=[_START_KEY, jl, jv, jy, mask, self.course.seeds.seeds, r.start_pos, r.start_yaw],
                   outputs=[self.start_counter, self.pose_pos, self.pose_yaw], device=self.device)
 
@@ -453,7 +476,11 @@ class EnvCourse:
                    velocity: wp.array | None = None) -> None:
         """World root poses (``pose_pos`` + origin + z_offset, yaw ``pose_yaw``) and zero velocities for
         the envs of ``mask``, into ``pose`` / ``velocity`` ([E] transformf / spatial_vectorf; default
-        :attr:`root_pose` / :attr:`root_velocity`). Recordable."""
+        :attr:`root_pose` / :attr:`root_velocity`). Recordable. One agent per course only (a race
+        of K agents is placed by :class:`~track_gen_isaac.mdp.duel.place_on_grid`)."""
+        if self.agents != 1:
+            raise RuntimeError(f"EnvCourse.root_poses: env.cfg.{self.name} races {self.agents} agents per course; "
+                               f"place them with track_gen_isaac.mdp.place_on_grid")
         wp.launch(place_pose_kernel, dim=self.num_envs,
                   inputs=[float(z_offset), mask, self.pose_pos, self.pose_yaw, self.origin],
                   outputs=[self.root_pose if pose is None else pose,
@@ -462,6 +489,28 @@ class EnvCourse:
     def __repr__(self) -> str:
         return (f"EnvCourse(name={self.name!r}, mode={self.mode!r}, num_envs={self.num_envs}, rank={self.rank}, "
                 f"seed={self.seed}, components={list(self.course.components)})")
+
+
+@wp.kernel
+def race_mask_kernel(agents: int, env_mask: wp.array(dtype=wp.bool), mask_out: wp.array(dtype=wp.int32)):
+    """Race ``r`` is masked (1) when any of its ``agents`` envs ``r*K .. r*K+K-1`` is."""
+    r = wp.tid()
+    m = int(0)
+    for k in range(agents):
+        if env_mask[r * agents + k]:
+            m = 1
+    mask_out[r] = m
+
+
+def _race_origins(env, agents: int, name: str) -> wp.array:
+    """The [R] vec3f origins of the races of ``agents`` consecutive envs (a contiguous copy, kept alive by the
+    returned array); ValueError when the envs of one race do not share an origin."""
+    origins = env.scene.env_origins.reshape(-1, agents, 3)
+    if not bool(torch.all(origins == origins[:, :1])):
+        raise ValueError(f"CourseCfg.agents={agents} (env.cfg.{name}): the {agents} envs of a race must share one "
+                         f"origin (their drones race one course); set scene.env_spacing = 0 (the drones have no "
+                         f"collision shape, so the envs never touch; contacts between drones are AgentContacts)")
+    return wp.from_torch(origins[:, 0].contiguous(), dtype=wp.vec3f)
 
 
 def origin_view(env) -> wp.array:

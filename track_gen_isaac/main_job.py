@@ -40,8 +40,13 @@ GPU_DEFAULTS = {"num_envs": 4096, "max_iterations": 600}
 #: CPU iteration budgets measured for one task family (``TrackGen-Drone-<family>[-Warp][-Play]-v0``)
 #: where the shared 500 is not the best one: both racers keep getting faster up to 900 and, with
 #: their crash weight and safety margin, stay as reliable (docs/isaac/drone-racing.rst, seed study;
-#: about 12.5 minutes of training on 2 cores)
-CPU_ITERATIONS = {"Gates-Race": 900, "Gates-Race-Curriculum": 900, "Gates-Real": 900, "Car-Track": 400}
+#: about 12.5 minutes of training on 2 cores; the duel task: 900 iterations of 1024 drones, a median 1.13 s
+#: each, about 17 minutes: docs/user-guide/head-to-head.rst, "Measured"; the car: see CPU_DEFAULTS)
+CPU_ITERATIONS = {"Gates-Race": 900, "Gates-Race-Curriculum": 900, "Gates-Real": 900, "Car-Track": 400,
+                  "Gates-Duel": 900}
+#: head-to-head task families: after training, the main job races the checkpoint against itself (and
+#: ``--opponent``) on the duel suite instead of the one-drone playback and suite
+DUEL_FAMILIES = ("Gates-Duel",)
 #: task families whose main job also flies every shipped real layout zero-shot (runs per layout)
 LAYOUT_RUNS = {"Gates-Real": 32, "Car-Track": 8}
 #: where a family's real layouts are, under ``track_gen.layouts.data_dir()`` (default: the folder itself;
@@ -141,7 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip_train", metavar="RUN_DIR", default=None, help="only play and report an existing run")
     ap.add_argument("--eval_courses", type=int, default=None,
                     help="held-out courses of the benchmark suite flown after training (0: skip; default 64, 32 "
-                         "for the car)")
+                         "for the car; races of a head-to-head task)")
+    ap.add_argument("--opponent", default=None, metavar="RUN",
+                    help="head-to-head tasks: also race the trained checkpoint against this run (model file or run "
+                         "folder, e.g. the solo racer's) on the duel suite; it always races itself")
     ap.add_argument("--eval_layouts", type=int, default=None,
                     help="runs per shipped real layout flown zero-shot after training (0: skip; default 32 for the "
                          "generalist TrackGen-Drone-Gates-Real-v0, 8 per shipped circuit for the car "
@@ -181,6 +189,13 @@ def main(argv: list[str] | None = None) -> int:
         shutil.move(str(tmp_log), run_dir / "train.log")
         print(f"[main] trained in {time.perf_counter() - t0:.0f} s: {run_dir}", flush=True)
 
+    if task_family(args.task) in DUEL_FAMILIES:
+        races = EVAL_COURSES.get(task_family(args.task), 64) if args.eval_courses is None else args.eval_courses
+        return _duel_report(run_dir, args.task, races, args.opponent, device)
+    if args.opponent is not None:
+        print(f"[main] --opponent applies to the head-to-head tasks ({', '.join(DUEL_FAMILIES)}); ignored for "
+              f"{args.task}", file=sys.stderr, flush=True)
+
     from track_gen_isaac.evaluate import suite_of_task
     from track_gen_isaac.play import play
 
@@ -214,6 +229,36 @@ def main(argv: list[str] | None = None) -> int:
     if runs > 0:
         _fly_layouts(run_dir, runs, device, LAYOUT_DIRS.get(family, ""), _passes_of(args.task),
                      LAYOUT_BASELINES.get(family, True))
+    return 0
+
+
+def _duel_report(run_dir: Path, task: str, races: int, opponent: str | None, device: str) -> int:
+    """The head-to-head report: the learning curve, then the checkpoint against itself (and
+    ``opponent``) on the task's duel suite, ``races`` held-out races each (``report/eval/<suite>-vs-*``)."""
+    from track_gen_isaac import report
+    from track_gen_isaac.evaluate import suite_of_task
+    from track_gen_isaac.evaluate.duel import evaluate_duel
+
+    out = run_dir / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        print(f"[main] wrote {report.plot_learning_curve(run_dir, out / 'learning_curve.png')}", flush=True)
+    except FileNotFoundError as exc:
+        print(f"[main] no learning curve: {exc}", flush=True)
+    if races <= 0:
+        return 0
+    suite = suite_of_task(task)
+    for opp in ("self", *(() if opponent is None else (opponent,))):
+        t0 = time.perf_counter()
+        tag = "self" if opp == "self" else Path(opp).resolve().name
+        res = evaluate_duel(run_dir, suite, opponent=opp, num_courses=races, device=device,
+                            out=out / "eval" / f"{suite.name}-vs-{tag}")
+        ev = res["suites"][suite.name]
+        print(f"[main] held-out {suite.name} vs {res['opponent']} ({races} races, {time.perf_counter() - t0:.0f} s): "
+              f"win rate {ev['win_rate']:.2f} {_ci(ev['win_rate_ci95'])}, contact in {ev['agent_collision_rate']:.2f} "
+              f"{_ci(ev['agent_collision_rate_ci95'])} of races, completion {ev['completion_rate']:.2f} "
+              f"{_ci(ev['completion_rate_ci95'])} (opponent {ev['opponent']['completion_rate']:.2f}), time "
+              f"{_num(ev['first_lap_ratio'])} x the minimum-time reference; {res['out']}", flush=True)
     return 0
 
 

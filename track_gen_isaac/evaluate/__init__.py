@@ -6,6 +6,7 @@
     python -m track_gen_isaac.evaluate --checkpoint logs/rsl_rl/trackgen_drone_gates/<run> --suite gates-v1
     python -m track_gen_isaac.evaluate --checkpoint <run> --layout track_gen/layouts/data/lsy_level0.toml
     python -m track_gen_isaac.evaluate --checkpoint <run> --layout track_gen/layouts/data --dynamics randomized
+    python -m track_gen_isaac.evaluate --checkpoint <duel run> --suite duel-v1 --opponent <run>|self
 
 * :mod:`~track_gen_isaac.evaluate.suites`: the suites (task, course config, held-out seed).
 * :mod:`~track_gen_isaac.evaluate.layout_suite`: a suite of one real layout file (``--layout``).
@@ -14,6 +15,7 @@
 * :mod:`~track_gen_isaac.evaluate.reference`: each course's minimum-time reference (:mod:`track_gen.reference.lap`).
 * :mod:`~track_gen_isaac.evaluate.metrics`: per-course rows, aggregates, 95% bootstrap intervals.
 * :mod:`~track_gen_isaac.evaluate.figures` / :mod:`~track_gen_isaac.evaluate.tables`: pictures, ``eval.md``.
+* :mod:`~track_gen_isaac.evaluate.duel`: head to head (``duel-v1``): two drones per course, win rate, contacts.
 * :func:`evaluate` / :func:`evaluate_layouts` (:mod:`~track_gen_isaac.evaluate.run`) tie them together;
   ``__main__`` is the CLI.
 
@@ -22,7 +24,7 @@ Importing this package does not import Isaac Lab.
 
 from track_gen_isaac.evaluate.suites import SUITES, Suite, get_suite, list_suites, suite_of_task
 
-__all__ = ["evaluate", "evaluate_layouts", "SUITES", "Suite", "get_suite", "list_suites", "suite_of_task"]
+__all__ = ["evaluate", "evaluate_layouts", "evaluate_duel", "SUITES", "Suite", "get_suite", "list_suites", "suite_of_task"]
 
 
 def evaluate(checkpoint, suite=None, **kwargs) -> dict:
@@ -38,3 +40,10 @@ def evaluate_layouts(checkpoint, layouts, **kwargs) -> dict:
 
     return _evaluate_layouts(checkpoint, layouts, **kwargs)
 
+
+
+def evaluate_duel(checkpoint, suite="duel-v1", **kwargs) -> dict:
+    """See :func:`track_gen_isaac.evaluate.duel.evaluate_duel`."""
+    from track_gen_isaac.evaluate.duel import evaluate_duel as _evaluate_duel
+
+    return _evaluate_duel(checkpoint, suite, **kwargs)

@@ -3,6 +3,8 @@
 One command for every task: the checkpoint's own task (from its run's ``run.json``, or ``--task``)
 flies a held-out suite (``--suite``, default its family's) or real layouts (``--layout`` FILE or
 folder, several allowed: one table over them), on the plant ``--dynamics centre|randomized|ideal``.
+A head-to-head suite (``--suite duel-v1``) races the checkpoint against ``--opponent RUN|self``
+(:mod:`~track_gen_isaac.evaluate.duel`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--device", default=None, help="default: cuda:0 when a GPU is visible, else cpu")
     ap.add_argument("--no-baselines", dest="baselines", action="store_false",
                     help="skip the zero-action and random floors")
+    ap.add_argument("--opponent", default=None, metavar="RUN|self",
+                    help="head-to-head suites (duel-v1): the other drone, 'self' (default) or a run folder / model "
+                         "file; a one-drone checkpoint flies on its own observations and does not see the other drone")
     ap.add_argument("--list", action="store_true", help="print the suites, one line each, and exit")
     return ap
 
@@ -70,7 +75,30 @@ def main(argv: list[str] | None = None) -> int:
     if args.num_courses is not None and args.num_courses < 1:
         ap.error(f"--num_courses: expected an integer >= 1, got {args.num_courses}")
     from track_gen.layouts import layout_files
+    from track_gen_isaac.evaluate.duel import evaluate_duel, is_duel_suite
     from track_gen_isaac.evaluate.run import evaluate, evaluate_layouts
+
+    try:
+        duel = is_duel_suite(args.suite)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.opponent is not None and not duel:
+        ap.error("--opponent races two drones: pass a head-to-head suite (--suite duel-v1)")
+    if duel:
+        try:
+            res = evaluate_duel(args.checkpoint, args.suite, opponent=args.opponent or "self",
+                                num_courses=args.num_courses or 64, out=args.out, device=args.device)
+        except (ValueError, FileNotFoundError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        name, s = next(iter(res["suites"].items()))
+        keys = ("win_rate", "loss_rate", "agent_collision_rate", "completion_rate", "crash_rate", "first_lap_ratio")
+        print(json.dumps({k: s[k] for k in keys} | {f"{k}_ci95": s[f"{k}_ci95"] for k in keys}
+                         | {"opponent_completion_rate": s["opponent"]["completion_rate"]}))
+        print(f"[track_gen] {name}: {res['checkpoint']} vs {res['opponent']}: wrote {res['out']}/eval.json, eval.md, "
+              f"best_worst.png")
+        return 0
 
     common = {"out": args.out, "device": args.device, "baselines": args.baselines, "task": args.task,
               "dynamics": args.dynamics}

@@ -195,9 +195,10 @@ def _course_reference(p, loop, s0, finish, start, op, limits, ds, opts) -> Cours
 
 def course_references(ec, limits: VehicleLimits, ds: float = 0.05, *, path: bool = True,
                       lateral: float | None = None, ds_opt: float | None = None) -> list[CourseReference | None]:
-    """One :class:`CourseReference` per env of an ``EnvCourse`` (None for an invalid course);
-    ``path=False`` skips the path optimisation (about 0.2-0.4 s per course on one CPU core);
-    ``lateral`` / ``ds_opt``: the path's lateral margin and optimiser step (:func:`path_options`).
+    """One :class:`CourseReference` per course of an ``EnvCourse`` (per env; per race with K agents
+    per course; None for an invalid course); ``path=False`` skips the path optimisation (about
+    0.2-0.4 s per course on one CPU core); ``lateral`` / ``ds_opt``: the path's lateral margin and
+    optimiser step (:func:`path_options`).
 
     References are kept on disk (:func:`cache_dir`), keyed by every number of the course that goes
     in, the vehicle limits, the options and the reference's source code: a held-out suite's
@@ -213,7 +214,7 @@ def course_references(ec, limits: VehicleLimits, ds: float = 0.05, *, path: bool
     opts = path_options(ec, lateral, ds_opt) if path else None
     version = _code_version()
     out: list[CourseReference | None] = []
-    for e in range(ec.num_envs):
+    for e in range(getattr(ec, "num_races", ec.num_envs)):  # one per course (K agents race one course)
         n, k = int(count[e]), int(cp_n[e])
         if not valid[e] or n < 3 or k < 1:
             out.append(None)

@@ -131,6 +131,10 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
           courses_of="TrackGen-Car-Track-v0", env_overrides={"course.half_extents": (0.29, 0.155)},
           description="circuit-like band tracks at 1/10 scale (presets.track_car: 300-800 m, half widths "
                       "0.36-0.84 m, hairpins) for the F1TENTH car, one lap from a standing start"),
+    Suite("duel-v1", "TrackGen-Drone-Gates-Duel-v0", 1_000_000_301, laps=1, time_limit_s=30.0,
+          courses_of="TrackGen-Drone-Gates-Duel-v0",
+          description="head to head: 2 drones side by side from a standing start on the generalist's courses, one "
+                      "pass (python -m track_gen_isaac.evaluate --suite duel-v1 --opponent RUN|self)"),
 )}
 
 

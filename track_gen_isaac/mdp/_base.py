@@ -30,6 +30,9 @@ class CourseTerm(ManagerTermBase):
 
     #: course modes this term supports (None: both)
     modes: tuple[str, ...] | None = None
+    #: the term reads a course of K agents per course (``CourseCfg.agents`` > 1) correctly: per-agent
+    #: results per env, the course's geometry at ``env // K``. A term without it is refused on such a course
+    multi_agent: bool = False
     #: dtype of the term's output (:meth:`launch`): float32, bool for terminations
     out_dtype = wp.float32
 
@@ -47,6 +50,14 @@ class CourseTerm(ManagerTermBase):
             raise ValueError(
                 f"{where}: this term supports course modes {self.modes}, but env.cfg.{self.course_name} is a "
                 f"{self.course_cfg.mode!r} course"
+            )
+        agents = int(getattr(self.course_cfg, "agents", 1))
+        if agents > 1 and not self.multi_agent:
+            raise ValueError(
+                f"{where}: env.cfg.{self.course_name} races {agents} agents per course (CourseCfg.agents), and this "
+                f"term reads the course as one agent per env; use terms that support agents (multi_agent = True: the "
+                f"progress, gate, lap, collision and termination terms, next_checkpoints / next_gates, gate_frames, "
+                f"nearest_poles, regenerate_course / reset_course, and track_gen_isaac.mdp.duel)"
             )
         try:
             self.check(**{k: v for k, v in cfg.params.items() if k != "course_name"})

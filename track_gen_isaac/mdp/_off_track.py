@@ -72,7 +72,11 @@ class OffTrackTerm(CourseTerm):
     ``s``) plus ``margin``; a gate course: farther than ``max_distance`` [m] from the course line.
     False without a frame (invalid course). Writes bool or float32 ``out`` (its dtype decides)."""
 
+    multi_agent = True  # gate courses only: a band track's width is read per course (refused below)
+
     def check(self, margin=0.0, max_distance=None):
+        if self.mode == "track" and int(getattr(self.course_cfg, "agents", 1)) > 1:
+            raise ValueError("off-track on a band track reads the band per course: one agent per course only")
         if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not math.isfinite(margin):
             raise ValueError(f"margin: expected a finite number [m], got {margin!r}")
         if self.mode == "track" and not self.course_cfg.localizer:

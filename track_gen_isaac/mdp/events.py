@@ -38,14 +38,20 @@ _SPLIT_KEY = wp.constant(name_key("place_at_start_or_checkpoint"))
 
 class regenerate_course(CourseTerm):
     """New courses for the reset envs (``advance=True``: the next generation; ``False``: rebuild the
-    current one, e.g. after a curriculum change). Every other env's course is untouched, byte for byte."""
+    current one, e.g. after a curriculum change). Every other env's course is untouched, byte for byte.
+    With K agents per course, the races of the reset envs (all their agents)."""
+
+    multi_agent = True
 
     def __call__(self, env, env_ids, course_name: str = "course", advance: bool = True):
         self.ec.regenerate(env_ids, advance=advance)
 
 
 class reset_course(CourseTerm):
-    """Restart the reset envs' episode on the same course (progress, localizer... back to the start)."""
+    """Restart the reset envs' episode on the same course (progress, localizer... back to the start).
+    With K agents per course, the races of the reset envs."""
+
+    multi_agent = True
 
     def __call__(self, env, env_ids, course_name: str = "course"):
         self.ec.reset_course(env_ids)
@@ -202,9 +208,9 @@ class place_at_start_or_checkpoint(_place):
         super().check(jitter, z_offset)
 
     def split(self, mask, share: float):
-        """(start mask, checkpoint mask) of the envs of ``mask``: the course's [E] int32 split arrays."""
+        """(start mask, checkpoint mask) of the envs (races) of ``mask``: the course's [R] int32 split arrays."""
         ec = self.ec
-        wp.launch(split_start_kernel, dim=ec.num_envs, inputs=[float(share), mask, ec.course.seeds.seeds],
+        wp.launch(split_start_kernel, dim=ec.num_races, inputs=[float(share), mask, ec.course.seeds.seeds],
                   outputs=[ec.split_counter, ec.start_mask, ec.checkpoint_mask], device=ec.device)
         return ec.start_mask, ec.checkpoint_mask
 

@@ -49,6 +49,7 @@ def _count(name, value, lo=1):
 def next_checkpoints_kernel(
     num: int,
     corners: int,
+    agents: int,
     pos_w: wp.array(dtype=wp.vec3f),
     quat_w: wp.array(dtype=wp.quatf),
     origin: wp.array(dtype=wp.vec3f),
@@ -66,19 +67,21 @@ def next_checkpoints_kernel(
     then with ``corners`` the 4 opening corners (12): (+lat, +up), (-lat, +up), (-lat, -up), (+lat, -up).
 
     Checkpoint ``next + i``; on a loop modulo ``count``, on a sprint clamped to the last one. An env
-    with an invalid course or no checkpoint gets zeros."""
-    e = wp.tid()
+    with an invalid course or no checkpoint gets zeros. One thread per agent ``a`` (its pose, origin,
+    progress, output row), reading the course of its race ``a // agents`` (``agents`` = 1: a = e)."""
+    a = wp.tid()
+    e = a // agents
     per = 3
     if corners != 0:
         per = 15
     n = wp.min(cp_count[e], cp_pos.shape[1])
     if valid[e] == 0 or n <= 0:
         for j in range(num * per):
-            obs_out[e, j] = 0.0
+            obs_out[a, j] = 0.0
         return
-    p = pos_w[e] - origin[e]
-    q = quat_w[e]
-    nx = next_index[e]
+    p = pos_w[a] - origin[a]
+    q = quat_w[a]
+    nx = next_index[a]
     for i in range(num):
         k = nx + i
         if cp_closed[e] != 0:
@@ -88,7 +91,7 @@ def next_checkpoints_kernel(
         k = wp.max(k, 0)
         c = cp_pos[e, k]
         base = i * per
-        _put3(obs_out, e, base, _body(q, p, c))
+        _put3(obs_out, a, base, _body(q, p, c))
         if corners != 0:
             nn = cp_normal[e, k]
             lat = wp.vec3f(-nn[1], nn[0], 0.0)
@@ -98,10 +101,10 @@ def next_checkpoints_kernel(
             up = wp.cross(nn, lat)
             half_w = cp_half_w[e, k]
             half_h = cp_half_h[e, k]
-            _put3(obs_out, e, base + 3, _body(q, p, c + lat * half_w + up * half_h))
-            _put3(obs_out, e, base + 6, _body(q, p, c - lat * half_w + up * half_h))
-            _put3(obs_out, e, base + 9, _body(q, p, c - lat * half_w - up * half_h))
-            _put3(obs_out, e, base + 12, _body(q, p, c + lat * half_w - up * half_h))
+            _put3(obs_out, a, base + 3, _body(q, p, c + lat * half_w + up * half_h))
+            _put3(obs_out, a, base + 6, _body(q, p, c - lat * half_w + up * half_h))
+            _put3(obs_out, a, base + 9, _body(q, p, c - lat * half_w - up * half_h))
+            _put3(obs_out, a, base + 12, _body(q, p, c + lat * half_w - up * half_h))
 
 
 class next_checkpoints(CourseTerm):
@@ -114,7 +117,10 @@ class next_checkpoints(CourseTerm):
     The checkpoints are ``next, next + 1, ...`` of the progress component (the one to pass first):
     on a loop they wrap, on a sprint they repeat the last one. Invalid course: zeros.
     Corners are for gate courses (a band-track checkpoint's opening has no finite height).
+    Supports K agents per course (each sees its own next checkpoints).
     """
+
+    multi_agent = True
 
     def check(self, num=2, corners=False):
         _count("num", num)
@@ -129,7 +135,8 @@ class next_checkpoints(CourseTerm):
         self.read()
         cp = ec.course.checkpoints
         wp.launch(next_checkpoints_kernel, dim=ec.num_envs,
-                  inputs=[int(num), int(bool(corners)), ec.position, ec.orientation, ec.origin, ec.course.result.valid,
+                  inputs=[int(num), int(bool(corners)), ec.agents, ec.position, ec.orientation, ec.origin,
+                          ec.course.result.valid,
                           cp.pos, cp.normal, cp.half_width, cp.half_height, cp.count, cp.closed,
                           ec.course.progress.next_index],
                   outputs=[out], device=ec.device)

@@ -139,6 +139,7 @@ class racer_state(ManagerTermBase):
 @wp.kernel
 def gate_frames_kernel(
     num: int,
+    agents: int,
     pos_w: wp.array(dtype=wp.vec3f),
     quat_w: wp.array(dtype=wp.quatf),
     origin: wp.array(dtype=wp.vec3f),
@@ -154,17 +155,19 @@ def gate_frames_kernel(
 ):
     """Per gate ``next + i``: centre in the body frame (3), its normal (direction of passage) in
     the body frame (3), opening half width and half height [m] (2). Indexing as
-    :func:`next_checkpoints_kernel`; an invalid course gives zeros."""
-    e = wp.tid()
+    :func:`next_checkpoints_kernel` (one thread per agent ``a``, its race ``a // agents``); an
+    invalid course gives zeros."""
+    a = wp.tid()
+    e = a // agents
     n = wp.min(cp_count[e], cp_pos.shape[1])
     if valid[e] == 0 or n <= 0:
         for j in range(num * 8):
-            obs_out[e, j] = 0.0
+            obs_out[a, j] = 0.0
         return
-    p = pos_w[e] - origin[e]
-    q = quat_w[e]
+    p = pos_w[a] - origin[a]
+    q = quat_w[a]
     for i in range(num):
-        k = next_index[e] + i
+        k = next_index[a] + i
         if cp_closed[e] != 0:
             k = k % n
         else:
@@ -174,10 +177,10 @@ def gate_frames_kernel(
         nn = wp.quat_rotate_inv(q, cp_normal[e, k])
         b = i * 8
         for j in range(3):
-            obs_out[e, b + j] = c[j]
-            obs_out[e, b + 3 + j] = nn[j]
-        obs_out[e, b + 6] = cp_half_w[e, k]
-        obs_out[e, b + 7] = cp_half_h[e, k]
+            obs_out[a, b + j] = c[j]
+            obs_out[a, b + 3 + j] = nn[j]
+        obs_out[a, b + 6] = cp_half_w[e, k]
+        obs_out[a, b + 7] = cp_half_h[e, k]
 
 
 class gate_frames(next_checkpoints):
@@ -208,13 +211,13 @@ class gate_frames(next_checkpoints):
         cp = ec.course.checkpoints
         if corners:
             wp.launch(next_checkpoints_kernel, dim=ec.num_envs,
-                      inputs=[int(num), 1, ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos,
+                      inputs=[int(num), 1, ec.agents, ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos,
                               cp.normal, cp.half_width, cp.half_height, cp.count, cp.closed,
                               ec.course.progress.next_index],
                       outputs=[out], device=ec.device)
         else:
             wp.launch(gate_frames_kernel, dim=ec.num_envs,
-                      inputs=[int(num), ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos,
+                      inputs=[int(num), ec.agents, ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos,
                               cp.normal, cp.half_width, cp.half_height, cp.count, cp.closed,
                               ec.course.progress.next_index],
                       outputs=[out], device=ec.device)
@@ -238,6 +241,7 @@ def nearest_poles_kernel(
     # parameters
     num: int,
     range_sq: float,
+    agents: int,
     # inputs
     pos_w: wp.array(dtype=wp.vec3f),
     quat_w: wp.array(dtype=wp.quatf),
@@ -254,15 +258,16 @@ def nearest_poles_kernel(
     point of its axis nearest to the body (its height clamped to the pole) relative to the body in
     the body frame (3), its radius; then zeros for the slots with no pole (none within
     ``sqrt(range_sq)`` in plan view, or an invalid course). Ties keep the lower index; O(num x
-    poles) per env."""
-    e = wp.tid()
+    poles) per agent ``a`` (one thread each), on the course of its race ``a // agents``."""
+    a = wp.tid()
+    e = a // agents
     for j in range(num * 5):
-        obs_out[e, j] = 0.0
+        obs_out[a, j] = 0.0
     n = wp.min(pole_count[e], pole_base.shape[1])
     if valid[e] == 0 or n <= 0:
         return
-    p = pos_w[e] - origin[e]
-    q = quat_w[e]
+    p = pos_w[a] - origin[a]
+    q = quat_w[a]
     last_d = float(-1.0)
     last_k = int(-1)
     for i in range(wp.min(num, n)):
@@ -283,10 +288,10 @@ def nearest_poles_kernel(
         z = wp.clamp(p[2], b[2], b[2] + pole_height[e, best_k])
         v = wp.quat_rotate_inv(q, wp.vec3f(b[0], b[1], z) - p)
         o = i * 5
-        obs_out[e, o] = 1.0
+        obs_out[a, o] = 1.0
         for j in range(3):
-            obs_out[e, o + 1 + j] = v[j]
-        obs_out[e, o + 4] = pole_radius[e, best_k]
+            obs_out[a, o + 1 + j] = v[j]
+        obs_out[a, o + 4] = pole_radius[e, best_k]
 
 
 class nearest_poles(CourseTerm):
@@ -296,9 +301,10 @@ class nearest_poles(CourseTerm):
     plan view, nearest first. ``max_range`` [m]: poles farther than this in plan view count as
     absent (None: no limit), so that the values stay bounded: a pole 40 m away on a sprint
     tells the policy nothing and would stretch the observation normalizer. ``noise_std`` [m]:
-    Gaussian noise on the three position values."""
+    Gaussian noise on the three position values. Supports K agents per course."""
 
     modes = ("gates",)
+    multi_agent = True
 
     def check(self, num=2, noise_std=0.0, max_range=None):
         if isinstance(num, bool) or not isinstance(num, int) or num < 1:
@@ -320,7 +326,7 @@ class nearest_poles(CourseTerm):
         g = ec.course.generator.result
         range_sq = 3.0e38 if max_range is None else float(max_range) ** 2
         wp.launch(nearest_poles_kernel, dim=ec.num_envs,
-                  inputs=[int(num), range_sq, ec.position, ec.orientation, ec.origin, ec.course.result.valid, g.obstacle_pos,
+                  inputs=[int(num), range_sq, ec.agents, ec.position, ec.orientation, ec.origin, ec.course.result.valid, g.obstacle_pos,
                           g.obstacle_radius, g.obstacle_height, g.obstacle_count],
                   outputs=[out], device=ec.device)
         self.noise.apply(out)

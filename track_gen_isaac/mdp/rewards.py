@@ -36,6 +36,8 @@ class progress_delta(CourseTerm):
     """Distance gained along the course this step [m] (``events.delta``; negative when going back),
     clipped to ``[-clip, clip]`` when ``clip`` is given."""
 
+    multi_agent = True  # per-agent results only
+
     def check(self, clip=None):
         if clip is not None and (isinstance(clip, bool) or not isinstance(clip, numbers.Real) or not clip > 0):
             raise ValueError(f"clip: expected None or a number > 0 [m], got {clip!r}")
@@ -68,6 +70,8 @@ class progress_rate(CourseTerm):
     so an episode's sum is ``weight`` per metre whatever the control dt (with
     :class:`progress_delta` it is ``weight * dt`` per metre)."""
 
+    multi_agent = True  # per-agent results only
+
     def check(self, clip=None):
         if clip is not None and (isinstance(clip, bool) or not isinstance(clip, numbers.Real) or not clip > 0):
             raise ValueError(f"clip: expected None or a number > 0 [m/s], got {clip!r}")
@@ -95,6 +99,8 @@ def int_to_float_kernel(src: wp.array(dtype=wp.int32), reward_out: wp.array(dtyp
 class _event_count(CourseTerm):
     """An int per-step event of the course (``events.<event>``) as float32."""
 
+    multi_agent = True  # per-agent results only
+
     event = ""
 
     def launch(self, out):
@@ -121,6 +127,8 @@ class lap_completed(_event_count):
 class collision_penalty(CourseTerm):
     """1 while the robot's box touches an obstacle of the course (``contacts.hit``), or the
     penetration depth [m] with ``depth=True``. Needs ``CourseCfg.collision``."""
+
+    multi_agent = True  # per-agent results only
 
     def check(self, depth=False):
         if self.course_cfg.collision is None:
@@ -155,6 +163,8 @@ class clearance_penalty(CourseTerm):
     touching, or for a non-finite pose). A shaping term: it asks the policy to pass gates with room
     to spare, so a small error in the plant (or the nominal plant at the edge of the randomized
     ones) does not turn a close pass into a crash. Needs ``CourseCfg.collision``."""
+
+    multi_agent = True  # per-agent results only
 
     def check(self, margin=0.2):
         if self.course_cfg.collision is None:

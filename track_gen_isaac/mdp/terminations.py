@@ -27,7 +27,9 @@ def int_at_least_kernel(k: int, src: wp.array(dtype=wp.int32), done_out: wp.arra
 
 
 class _at_least(CourseTerm):
-    """A per-step int of the course's StepResult (``<group>.<field>``) >= ``k``."""
+    """A per-step int of the course's StepResult (``<group>.<field>``) >= ``k``; per agent."""
+
+    multi_agent = True
 
     out_dtype = wp.bool
     group, field = "events", ""
@@ -106,19 +108,24 @@ class gate_missed(_at_least):
 
 
 @wp.kernel
-def int_is_zero_kernel(src: wp.array(dtype=wp.int32), done_out: wp.array(dtype=wp.bool)):
-    e = wp.tid()
-    done_out[e] = src[e] == 0
+def int_is_zero_kernel(agents: int, src: wp.array(dtype=wp.int32), done_out: wp.array(dtype=wp.bool)):
+    """out[a] = src[a // agents] == 0 (a per-course flag, for each agent of the course)."""
+    a = wp.tid()
+    done_out[a] = src[a // agents] == 0
 
 
 class invalid_course(CourseTerm):
-    """The env's course failed validation (``valid == 0``): nothing to race on; reset to redraw it."""
+    """The env's course failed validation (``valid == 0``): nothing to race on; reset to redraw it.
+    With K agents per course, every agent of the course."""
+
+    multi_agent = True
 
     out_dtype = wp.bool
 
     def launch(self, out):
         ec = self.ec
-        wp.launch(int_is_zero_kernel, dim=ec.num_envs, inputs=[self.read().valid], outputs=[out], device=ec.device)
+        wp.launch(int_is_zero_kernel, dim=ec.num_envs, inputs=[ec.agents, self.read().valid], outputs=[out],
+                  device=ec.device)
 
     def __call__(self, env, course_name: str = "course"):
         return self.compute()

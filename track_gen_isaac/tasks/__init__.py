@@ -17,6 +17,8 @@ task id                            what
 ``TrackGen-Drone-Gates-Depth-Play-v0``  its playback
 ``TrackGen-Car-Track-v0``          an F1TENTH race car on a circuit-like band track per env (1/10 scale)
 ``TrackGen-Car-Track-Play-v0``     its playback: 16 envs, whole laps from the course start
+``TrackGen-Drone-Gates-Duel-v0``   head to head: 2 drones per generalist course, one policy (self-play)
+``TrackGen-Drone-Gates-Duel-Play-v0``  its playback: standing starts side by side, centre plant
 ``*-Warp-*``                       the same tasks in Isaac Lab's warp-first runtime
 =================================  ===================================================
 
@@ -43,7 +45,8 @@ for _family, _mod, _cls, _agent in (("Gates", "drone_gates_track", "DroneGatesEn
                                     ("Gates-Depth", "drone_depth", "DroneGatesDepthEnvCfg", "drone_depth_ppo"),
                                     ("Gates-Race-Curriculum", "drone_racer_curriculum",
                                      "DroneGatesRaceCurriculumEnvCfg", "drone_race_ppo"),
-                                    ("Gates-Real", "drone_generalist", "DroneGatesRealEnvCfg", "drone_real_ppo")):
+                                    ("Gates-Real", "drone_generalist", "DroneGatesRealEnvCfg", "drone_real_ppo"),
+                                    ("Gates-Duel", "drone_duel", "DroneGatesDuelEnvCfg", "drone_duel_ppo")):
     for _play in ("", "_PLAY"):
         for _runtime, _entry in (("", _STABLE), ("-Warp", _WARP)):
             _id = f"TrackGen-Drone-{_family}{_runtime}{'-Play' if _play else ''}-v0"

@@ -20,7 +20,7 @@ from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPp
 from track_gen_isaac.device import default_device
 
 __all__ = ["CONFIG", "load_ppo", "drone_gates_ppo", "drone_track_ppo", "drone_race_ppo", "drone_real_ppo",
-           "drone_depth_ppo", "car_track_ppo"]
+           "drone_depth_ppo", "car_track_ppo", "drone_duel_ppo"]
 
 #: the TOML this module reads (``TRACK_GEN_PPO_CONFIG`` overrides the path)
 CONFIG = Path(os.environ.get("TRACK_GEN_PPO_CONFIG", Path(__file__).resolve().with_name("drone_racing_ppo.toml")))
@@ -91,3 +91,8 @@ def drone_depth_ppo() -> RslRlOnPolicyRunnerCfg:
 def car_track_ppo() -> RslRlOnPolicyRunnerCfg:
     """PPO for ``TrackGen-Car-Track-*`` (the ``[car]`` tables)."""
     return load_ppo("car")
+
+
+def drone_duel_ppo() -> RslRlOnPolicyRunnerCfg:
+    """PPO for the head-to-head task ``TrackGen-Drone-Gates-Duel-*`` (one policy for every drone)."""
+    return load_ppo("duel")
