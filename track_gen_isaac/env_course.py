@@ -60,6 +60,7 @@ from track_gen.tools.checkpoints import jitter_position
 from track_gen_isaac.course_build import build_course  # noqa: F401  (re-exported: part of this module's API)
 from track_gen_isaac.course_cfg import CourseCfg
 from track_gen_isaac.course_stats import EpisodeStats
+from track_gen_isaac.env_poses import place_pose_kernel, race_mask_kernel, start_pose_kernel
 
 __all__ = ["EnvCourse", "EnvCourses", "get_course", "courses_of", "global_rank", "course_seed", "build_course",
            "origin_view", "register_reader", "set_debug_vis", "COURSES_ATTR"]
@@ -100,57 +101,6 @@ def course_seed(cfg: CourseCfg, env_cfg: Any) -> int:
         return int(cfg.seed)
     s = getattr(env_cfg, "seed", None)
     return 0 if s is None else int(s)
-
-
-@wp.kernel
-def start_pose_kernel(
-    key: int,
-    jitter_lateral: float,
-    jitter_vertical: float,
-    jitter_yaw: float,
-    active: wp.array(dtype=wp.int32),
-    seeds: wp.array(dtype=wp.int32),
-    start_pos: wp.array(dtype=wp.vec3f),
-    start_yaw: wp.array(dtype=wp.float32),
-    counter_out: wp.array(dtype=wp.int32),
-    pos_out: wp.array(dtype=wp.vec3f),
-    yaw_out: wp.array(dtype=wp.float32),
-):
-    """The course start pose plus uniform jitter (lateral along the start's left axis, vertical,
-    yaw), for masked envs; counter-based draws per env (independent of the other envs)."""
-    e = wp.tid()
-    if active[e] == 0:
-        return
-    c = counter_out[e] + 1
-    counter_out[e] = c
-    st = stream_state(seeds[e], c, key, 0)
-    r1 = wp.randf(st)
-    r2 = wp.randf(st)
-    r3 = wp.randf(st)
-    yaw = start_yaw[e]
-    lat = wp.vec3f(-wp.sin(yaw), wp.cos(yaw), 0.0)
-    pos_out[e] = jitter_position(start_pos[e], lat, r1, r2, jitter_lateral, jitter_vertical)
-    yaw_out[e] = yaw + jitter_yaw * (2.0 * r3 - 1.0)
-
-
-@wp.kernel
-def place_pose_kernel(
-    z_offset: float,
-    active: wp.array(dtype=wp.int32),
-    pos_env: wp.array(dtype=wp.vec3f),
-    yaw: wp.array(dtype=wp.float32),
-    origin: wp.array(dtype=wp.vec3f),
-    pose_out: wp.array(dtype=wp.transformf),
-    velocity_out: wp.array(dtype=wp.spatial_vectorf),
-):
-    """Root pose (world) = course pose + origin + z_offset, facing yaw; zero velocity; masked envs only."""
-    e = wp.tid()
-    if active[e] == 0:
-        return
-    h = 0.5 * yaw[e]
-    p = pos_env[e] + origin[e] + wp.vec3f(0.0, 0.0, z_offset)
-    pose_out[e] = wp.transformf(p, wp.quatf(0.0, 0.0, wp.sin(h), wp.cos(h)))
-    velocity_out[e] = wp.spatial_vectorf(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 class EnvCourse:
@@ -489,17 +439,6 @@ class EnvCourse:
     def __repr__(self) -> str:
         return (f"EnvCourse(name={self.name!r}, mode={self.mode!r}, num_envs={self.num_envs}, rank={self.rank}, "
                 f"seed={self.seed}, components={list(self.course.components)})")
-
-
-@wp.kernel
-def race_mask_kernel(agents: int, env_mask: wp.array(dtype=wp.bool), mask_out: wp.array(dtype=wp.int32)):
-    """Race ``r`` is masked (1) when any of its ``agents`` envs ``r*K .. r*K+K-1`` is."""
-    r = wp.tid()
-    m = int(0)
-    for k in range(agents):
-        if env_mask[r * agents + k]:
-            m = 1
-    mask_out[r] = m
 
 
 def _race_origins(env, agents: int, name: str) -> wp.array:
