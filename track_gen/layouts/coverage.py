@@ -190,18 +190,16 @@ def gate_features(pos, yaw, width, start_pos, closed: bool, pole_radius=(), pole
     ``start_pos`` [3]; ``closed`` adds the leg from the last gate back to the first.
     """
     pos = np.asarray(pos, np.float64).reshape(-1, 3)
-    yaw = np.asarray(yaw, np.float64).reshape(-1)
     g = pos.shape[0]
-    nxt = np.r_[np.arange(1, g), [0]] if (closed and g > 1) else np.arange(1, g)
-    cur = np.arange(nxt.size)
-    leg = pos[nxt] - pos[cur]
+    legs = leg_features(pos, yaw, width, closed)
+    col = {n: legs[:, i].copy() for i, n in enumerate(LEG_FEATURES)}
     start = np.asarray(start_pos, np.float64).reshape(3)
     return {
         "opening": np.broadcast_to(np.asarray(width, np.float64), (g,)).copy(),
-        "leg_length": np.linalg.norm(leg, axis=1),
+        "leg_length": col["leg_length"],
         "gate_height": pos[:, 2].copy(),
-        "climb": leg[:, 2].copy(),
-        "turn": np.abs(_wrap(yaw[nxt] - yaw[cur])),
+        "climb": col["climb"],
+        "turn": col["turn"],
         "start_distance": np.array([np.linalg.norm(pos[0] - start)]) if g else np.zeros(0),
         "start_height": np.array([start[2]]),
         "num_gates": np.array([float(g)]),

@@ -43,6 +43,7 @@ import numpy as np
 
 from track_gen_isaac.device import default_device
 from track_gen_isaac.evaluate.metrics import BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED, bootstrap_ci
+from track_gen_isaac.evaluate.run import publish
 from track_gen_isaac.evaluate.suites import Suite, get_suite, training_overlap
 
 __all__ = ["evaluate_duel", "is_duel_suite", "race_rows", "duel_aggregate"]
@@ -384,10 +385,7 @@ def evaluate_duel(checkpoint, suite: str | Suite = "duel-v1", *, opponent: str =
         (tmp / "eval.md").write_text(_markdown(result))
         if figures:
             plot_duel(tmp / "best_worst.png", rows, courses, f, ("checkpoint", "self" if opp is None else "opponent"))
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(tmp), str(out_dir))
+        publish(tmp, out_dir)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -21,7 +21,7 @@ from track_gen_isaac.device import default_device
 from track_gen_isaac.evaluate.metrics import BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED, aggregate, course_rows
 from track_gen_isaac.evaluate.suites import Suite, get_suite, training_overlap
 
-__all__ = ["evaluate", "evaluate_layouts", "resolve_suite", "SCHEMA_VERSION"]
+__all__ = ["evaluate", "evaluate_layouts", "publish", "resolve_suite", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 
@@ -175,15 +175,21 @@ def evaluate(checkpoint, suite: str | Suite | None = None, *, layout=None, lsy_a
             if s.layout is not None:
                 P.plot_layout_paths(tmp / "paths.png", rows["policy"], meta["courses"], f.pos, f.speed, f.steps,
                                     f"{s.name}: {num_courses} runs of {Path(ckpt).name}")
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(tmp), str(out_dir))
+        publish(tmp, out_dir)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     result["out"] = str(out_dir)
     return result
+
+
+def publish(tmp: Path, out_dir: Path) -> None:
+    """Replace ``out_dir`` by the finished folder ``tmp`` (written aside first, so an interrupted
+    evaluation never leaves a half-written result where a finished one was)."""
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(tmp), str(out_dir))
 
 
 def evaluate_layouts(checkpoint, layouts, *, num_courses: int = 32, out=None, lsy_axis: str | None = None,

@@ -33,28 +33,27 @@ gate, finish, win, crash, contact, proximity, body rates, each 0 once the agent 
 from __future__ import annotations
 
 import math
-import numbers
-import weakref
 
 import torch
 import warp as wp
 from isaaclab.managers import ManagerTermBase
-from isaaclab.utils import configclass
 
 from track_gen.rng import name_key, stream_state
 from track_gen.tools.checkpoints import jitter_position
-from track_gen_isaac.env_course import _jitter, get_course
+from track_gen_isaac.env_course import _jitter
 from track_gen_isaac.mdp._base import CourseTerm
 from track_gen_isaac.mdp.events import check_share, split_start_kernel
+from track_gen_isaac.mdp.race_state import (CRASHED, FINISHED, RACE_ATTR, RACING, SIGNALS, RaceCfg, RaceState,
+                                            get_race)
 
 __all__ = ["RaceCfg", "RaceState", "get_race", "place_on_grid", "rivals", "race_reward", "race_over", "race_time_out",
            "RACING", "FINISHED", "CRASHED", "SIGNALS", "rivals_dim", "RACE_ATTR"]
 
 wp.set_module_options({"enable_backward": False})
 
-from track_gen_isaac.mdp.race_state import (CRASHED, FINISHED, RACE_ATTR, RACING, SIGNALS, RaceCfg,  # noqa: E402
-                                            RaceState, get_race)
-from track_gen_isaac.mdp.race_state import _CLOSING, _GRID_KEY, _LEAD, _REACH  # noqa: E402
+_GRID_KEY = name_key("track_gen_isaac.duel.grid")
+#: bounds of the rival observation (the values stay in the normalizer's range whatever the distance)
+_REACH, _CLOSING, _LEAD = 10.0, 20.0, 20.0
 
 
 class _RaceTerm(CourseTerm):

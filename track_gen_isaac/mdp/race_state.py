@@ -10,14 +10,9 @@ import weakref
 
 import torch
 import warp as wp
-from isaaclab.managers import ManagerTermBase
 from isaaclab.utils import configclass
 
-from track_gen.rng import name_key, stream_state
-from track_gen.tools.checkpoints import jitter_position
-from track_gen_isaac.env_course import _jitter, get_course
-from track_gen_isaac.mdp._base import CourseTerm
-from track_gen_isaac.mdp.events import check_share, split_start_kernel
+from track_gen_isaac.env_course import get_course
 
 __all__ = ["RaceCfg", "RaceState", "get_race", "RACING", "FINISHED", "CRASHED", "SIGNALS", "RACE_ATTR"]
 
@@ -29,10 +24,6 @@ RACING, FINISHED, CRASHED = 0, 1, 2
 SIGNALS = ("progress", "gate", "finish", "win", "crash", "contact", "proximity", "rates")
 #: the env attribute holding its :class:`RaceState`
 RACE_ATTR = "track_gen_race"
-
-_GRID_KEY = name_key("track_gen_isaac.duel.grid")
-#: bounds of the rival observation (the values stay in the normalizer's range whatever the distance)
-_REACH, _CLOSING, _LEAD = 10.0, 20.0, 20.0
 
 
 @configclass
