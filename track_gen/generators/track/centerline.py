@@ -18,7 +18,7 @@ from track_gen.generators import shapes as SH
 from track_gen.generators.curve import closed_length_and_tight, knot_curvature, walk_point, walk_start, walk_to
 from track_gen.generators.track.bits import NONFINITE, TURN
 from track_gen.generators.track.validity import finish_status, point_pass, turn_is_tight
-from track_gen.math import BIG, TWO_PI
+from track_gen.math import BIG, PI, TWO_PI, left_normal
 from track_gen.pipeline.registry import ArraySpec, ParamSpec
 from track_gen.rng import stream_state
 
@@ -32,6 +32,14 @@ wp.set_module_options({"enable_backward": False})
 # A draw whose dense spline has a turn radius below this fraction of the required one is
 # redrawn before resampling (it would fail the exact TURN check anyway).
 EARLY_REJECT = wp.constant(0.9)
+#: most chicanes per track (the ``chicanes`` parameter's bound)
+MAX_CHICANES = 8
+#: the chicanes' random stream (per attempt: ``CHICANE_STREAM + attempt``), apart from the shape's
+CHICANE_STREAM = wp.constant(1 << 21)
+#: a chicane's curvature stays below this share of the turn radius rule's limit 1 / R
+CHICANE_MARGIN = wp.constant(0.9)
+#: candidate centres tried per chicane (the straightest one wins)
+CHICANE_TRIES = 4
 
 
 def _pos(default, doc, **kw):
@@ -55,9 +63,15 @@ CENTERLINE_PARAMS = {
     "difficulty": ParamSpec(0.0, lo=0.0, hi=1.0, doc="course difficulty in [0, 1]: the share of hairpin tracks "
                                                      "and their waviness grow with it"),
     "hairpin_share": ParamSpec(0.7, lo=0.0, hi=1.0, doc="share of hairpin/chicane tracks at difficulty 1"),
+    "chicanes": ParamSpec(0.0, lo=0.0, hi=float(MAX_CHICANES), doc="chicanes per track on average: floor(chicanes + u) "
+                                                                   "sideways bumps, one per equal sector of the loop"),
+    "chicane_length": _pos(2.0, "longest chicane [m] along the line (each drawn in [0.6, 1] of it)"),
+    "chicane_offset": ParamSpec(0.5, lo=0.0, doc="largest sideways offset of a chicane [m] (each drawn in [0.5, 1] "
+                                                 "of it, capped so that it turns no tighter than the turn radius rule)"),
 }
 #: parameters of random shapes only (a hand-drawn centerline has none of them)
-SHAPE_ONLY = ("radius_min", "radius_max", "angle_jitter", "max_attempts", "difficulty", "hairpin_share")
+SHAPE_ONLY = ("radius_min", "radius_max", "angle_jitter", "max_attempts", "difficulty", "hairpin_share", "chicanes",
+              "chicane_length", "chicane_offset")
 
 
 @wp.func
@@ -170,6 +184,64 @@ def resample(ctrl: wp.array2d(dtype=wp.vec2f), e: int, num_ctrl: int, per_span: 
 
 
 @wp.func
+def chicane_bump(xy: wp.array2d(dtype=wp.vec2f), e: int, n: int, c: int, w: int, amp: float):
+    """Push points ``c - w + 1 .. c + w - 1`` (indices mod ``n``) sideways along the line's left normal
+    at ``c`` by ``amp (1 + cos(pi j / w)) / 2`` (``j`` the offset from ``c``): a raised-cosine bump of
+    ``2 w`` point spacings ``h``, whose largest curvature on a straight line is ``2 pi^2 amp / (2 w h)^2``."""
+    t = xy[e, (c + 1) % n] - xy[e, (c - 1 + n) % n]
+    nrm = left_normal(t / wp.max(wp.length(t), 1.0e-30))
+    for j in range(-w + 1, w):
+        i = (c + j + n) % n
+        xy[e, i] = xy[e, i] + nrm * (amp * 0.5 * (1.0 + wp.cos(PI * float(j) / float(w))))
+
+
+@wp.func
+def bend_over(xy: wp.array2d(dtype=wp.vec2f), e: int, c: int, w: int) -> float:
+    """|angle| [rad] between the chords ``c - w -> c`` and ``c -> c + w`` (no index wrap)."""
+    a = xy[e, c] - xy[e, c - w]
+    b = xy[e, c + w] - xy[e, c]
+    return wp.abs(wp.atan2(a[0] * b[1] - a[1] * b[0], wp.dot(a, b)))
+
+
+@wp.func
+def add_chicanes(xy: wp.array2d(dtype=wp.vec2f), e: int, n: int, total: float, mean_count: float, length: float,
+                 offset: float, big_r: float, st: wp.uint32):
+    """Add env ``e``'s chicanes to its resampled centerline (``total`` its length): ``floor(mean_count +
+    u)`` raised-cosine bumps (:func:`chicane_bump`), one per equal sector of the loop past the start
+    line's first 1/32, each on the straightest of :data:`CHICANE_TRIES` centres in its sector, of
+    length ``length`` x U(0.6, 1), offset ``offset`` x U(0.5, 1) to a random side, capped so that its
+    curvature stays below :data:`CHICANE_MARGIN` / ``big_r``. Bumps of fewer than 4 spacings are
+    skipped (the line cannot draw them)."""
+    count = wp.min(int(wp.floor(mean_count + wp.randf(st))), MAX_CHICANES)
+    if count <= 0:
+        return
+    h = total / float(n)
+    first = n / 32
+    sector = (n - first) / count
+    for k in range(count):
+        length_k = length * (0.6 + 0.4 * wp.randf(st))
+        amp = offset * (0.5 + 0.5 * wp.randf(st))
+        if wp.randf(st) < 0.5:
+            amp = -amp
+        w = wp.min(int(0.5 * length_k / h), sector / 2 - 1)
+        lo = first + k * sector + w
+        span = sector - 2 * w
+        best = int(-1)
+        bend = float(1.0e30)
+        for _t in range(CHICANE_TRIES):
+            c = lo + wp.min(int(wp.randf(st) * float(span)), span - 1)
+            if w >= 2 and span >= 1:
+                b = bend_over(xy, e, c, w)
+                if b < bend:
+                    bend = b
+                    best = c
+        if best >= 0:
+            wl = 2.0 * float(w) * h
+            cap = CHICANE_MARGIN * wl * wl / (2.0 * PI * PI * big_r)
+            chicane_bump(xy, e, n, best, w, wp.sign(amp) * wp.min(wp.abs(amp), cap))
+
+
+@wp.func
 def drawn_status(xy: wp.array2d(dtype=wp.vec2f), hw: wp.array2d(dtype=wp.float32), e: int, n: int, size: float,
                  big_r: float, stop: bool, widths: wp.vec2f, total: float, min_turn_radius: float, clearance: float,
                  min_length: float, max_length: float) -> int:
@@ -208,6 +280,9 @@ def centerline_kernel(
     min_length: wp.array(dtype=wp.float32),
     difficulty: wp.array(dtype=wp.float32),
     hairpin_share: wp.array(dtype=wp.float32),
+    chicanes: wp.array(dtype=wp.float32),
+    chicane_length: wp.array(dtype=wp.float32),
+    chicane_offset: wp.array(dtype=wp.float32),
     # inputs
     active: wp.array(dtype=wp.int32),
     seeds: wp.array(dtype=wp.int32),
@@ -263,6 +338,9 @@ def centerline_kernel(
         if resample(ctrl_out, e, num_ctrl, per_span, dense, kbest, total, num_points, near, big_r, stop, xy_out):
             status = TURN
             continue
+        if use_points == 0 and chicanes[e] > 0.0:
+            add_chicanes(xy_out, e, num_points, total, chicanes[e], chicane_length[e], chicane_offset[e], big_r,
+                         stream_state(seeds[e], generation[e], key, CHICANE_STREAM + attempt))
         status = drawn_status(xy_out, hw_out, e, num_points, size[e], big_r, stop, widths, total, min_turn_radius[e],
                               clearance[e], min_length[e], max_length)
         if status == 0:
@@ -284,12 +362,13 @@ def _launch_centerline(ctx, use_points: bool = False):
     # the random-shape parameters a hand-drawn centerline has not: any [E] array stands in (unread)
     shape = (p("size"),) * 3 if use_points else (p("radius_min"), p("radius_max"), p("angle_jitter"))
     level = (p("size"), p("size")) if use_points else (p("difficulty"), p("hairpin_share"))
+    chicanes = (p("size"),) * 3 if use_points else (p("chicanes"), p("chicane_length"), p("chicane_offset"))
     wp.launch(
         centerline_kernel, dim=ctx.num_envs,
         inputs=[
             ctx.key, k, n, k * max(2, math.ceil(2 * n / k)), 1 if use_points else st["max_attempts"], int(use_points),
             float(st["max_length"]), p("size"), *shape, p("half_width"), p("half_width_variation"),
-            p("min_turn_radius"), p("clearance"), p("min_length"), *level,
+            p("min_turn_radius"), p("clearance"), p("min_length"), *level, *chicanes,
             ctx.active, ctx.seeds, ctx.generation,
             ctx.input("points") if use_points else ctx.output("control"),
             p("size") if use_points else ctx.input("difficulty_offset"),

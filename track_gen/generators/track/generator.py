@@ -77,6 +77,9 @@ class TrackGenConfig:
     max_attempts: int = CENTERLINE_PARAMS["max_attempts"].default
     difficulty: float = CENTERLINE_PARAMS["difficulty"].default
     hairpin_share: float = CENTERLINE_PARAMS["hairpin_share"].default
+    chicanes: float = CENTERLINE_PARAMS["chicanes"].default
+    chicane_length: float = CENTERLINE_PARAMS["chicane_length"].default
+    chicane_offset: float = CENTERLINE_PARAMS["chicane_offset"].default
     elevated: bool = False
     base_height: float = ELEVATION_PARAMS[ELEVATION_FIELDS["base_height"]].default
     height_amplitude: float = ELEVATION_PARAMS[ELEVATION_FIELDS["height_amplitude"]].default
