@@ -127,3 +127,75 @@ def test_a_zero_share_draws_what_it_drew_before():
 def test_shares_over_one_are_refused_naming_the_shuttle():
     with pytest.raises(ValueError, match="shuttle_share"):
         tg.GateGenerator(presets.gates(4, "cpu", gate_width=1.0, shuttle_share=0.2), seeds=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# gates at the U-turns (gates.uturn_gates)
+
+#: sha256 of a shuttle draw (share 1, 10 control points, difficulty 1, seeds 5) recorded before
+#: ``uturn_gates`` existed (commit 8e502e1): a share of 0 must leave it alone
+BEFORE_UTURN = "ccbf8d8f9b17fd38d430705c22c4918ceabacb463bea2064c06b4a01085cfdc0"
+
+
+def _pin(g) -> str:
+    h = hashlib.sha256()
+    for n in ("pos", "yaw", "count", "status", "shape", "start_pos"):
+        h.update(np.ascontiguousarray(getattr(g.result, n).numpy()).tobytes())
+    return h.hexdigest()
+
+
+def test_a_zero_uturn_share_draws_the_shuttle_it_drew_before():
+    assert _pin(shuttles(128, seeds=5)) == BEFORE_UTURN
+
+
+def bspline_span(ctrl: np.ndarray, k: int, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float64 points and tangents of a closed uniform cubic B-spline's span ``k`` at ``t`` (basis form)."""
+    n = len(ctrl)
+    c0, c1, c2, c3 = (ctrl[(k + i) % n].astype(np.float64) for i in (-1, 0, 1, 2))
+    t = t[:, None]
+    p = ((1 - t) ** 3 * c0 + (3 * t ** 3 - 6 * t ** 2 + 4) * c1 + (-3 * t ** 3 + 3 * t ** 2 + 3 * t + 1) * c2
+         + t ** 3 * c3) / 6.0
+    d = (-3 * (1 - t) ** 2 * c0 + (9 * t ** 2 - 12 * t) * c1 + (-9 * t ** 2 + 6 * t + 3) * c2 + 3 * t ** 2 * c3) / 6.0
+    return p, d
+
+
+@pytest.mark.parametrize("n", [8, 10, 12])
+def test_uturn_gates_stand_on_the_lanes_of_the_reference_spline(n):
+    """Every gate of a U-turn course lies on its lane's spline span (a float64 B-spline) in the half the
+    rule names and heads along it (no yaw jitter); lane pairs face opposite ways across each turn-back."""
+    g = shuttles(96, n=n, seeds=4, uturn_gates=1.0, yaw_jitter=0.0, min_gates=2, max_gates=12)
+    r = g.result
+    lanes = LANES[n]
+    ctrl, pos, yaw, cnt = g.outputs()["gates.control"].numpy(), r.pos.numpy(), r.yaw.numpy(), r.count.numpy()
+    assert (cnt == 2 * lanes).all()
+    t_half = np.linspace(0.0, 0.5, 2001)
+    back = []
+    for e in range(g.num_envs):
+        fits = []
+        for rev in (0, 1):  # the draw's point order is not an output: one of the two must fit every gate
+            ok = True
+            for j in range(lanes):
+                a = 2 * j if rev == 0 else n - 2 - 2 * (lanes - 1 - j)
+                for side in (0, 1):
+                    p, d = bspline_span(ctrl[e], a, 0.1 + 0.4 * side + 0.8 * t_half)
+                    i = np.argmin(np.linalg.norm(p - pos[e, 2 * j + side, :2], axis=1))
+                    yaw_ref = np.arctan2(d[i, 1], d[i, 0])
+                    ok &= np.linalg.norm(p[i] - pos[e, 2 * j + side, :2]) < 2e-3
+                    ok &= abs((yaw[e, 2 * j + side] - yaw_ref + np.pi) % (2 * np.pi) - np.pi) < 5e-3
+            fits.append(ok)
+        assert any(fits), e
+        y = yaw[e, :cnt[e]]
+        back += list(np.abs((y[2::2] - y[1:-1:2] + np.pi) % (2 * np.pi) - np.pi))
+    assert np.median(back) > 2.5, np.median(back)
+
+
+def test_uturn_courses_keep_the_rules_and_fall_back_below_min_gates():
+    g = shuttles(256, seeds=6, uturn_gates=1.0, min_gates=3, max_gates=12)
+    r = g.result
+    v, cnt, pos, yaw = r.valid.numpy() == 1, r.count.numpy(), r.pos.numpy(), r.yaw.numpy()
+    assert v.mean() >= 0.5 and (cnt == 8).all()
+    for e in np.flatnonzero(v)[:64]:
+        assert not gate_violations(pos[e], yaw[e], int(cnt[e]), **gate_kwargs(g, e, 1.0)), e
+    # 8 control points hold 2 lanes (4 gates), fewer than min_gates = 6: gates evenly along the path instead
+    few = shuttles(64, n=8, seeds=6, uturn_gates=1.0, min_gates=6, max_gates=10).result.count.numpy()
+    assert (few >= 6).all()

@@ -213,17 +213,19 @@ def shuttle_corner(i: int, lanes: int, length: float, w: float) -> wp.vec2f:
 
 @wp.func
 def draw_shuttle(ctrl: wp.array2d(dtype=wp.vec2f), e: int, st: wp.uint32, num_ctrl: int, angle_jitter: float,
-                 d: float, inner: float) -> wp.uint32:
+                 d: float, inner: float):
     """A shuttle: parallel lanes joined by U-turns (a meander), closed by an outer side -- the
     back-and-forth of a small indoor track, where consecutive gates stand side by side facing
     opposite ways. :func:`shuttle_lanes` lanes (4 with 10 control points, 2 with 8; below 5
     points: a thin loop), corners by :func:`shuttle_corner`, the spare points evenly down the
     outer side. Lane spacing ``w`` is 0.3 to 0.12 of the lane length (tighter U-turns at higher
     ``d``), +-25 %; a random rotation, mirror image and sense of travel; centred and fitted to the
-    square. The spline rounds a U-turn to about a third of the lane spacing."""
+    square. The spline rounds a U-turn to about a third of the lane spacing. Returns (the advanced
+    random state, 1 if the points run in reverse order else 0: lane ``k`` is then the spline's span
+    ``num_ctrl - 2 - 2k``, else span ``2k``)."""
     lanes = shuttle_lanes(num_ctrl)
     if lanes == 0:
-        return draw_thin_loop(ctrl, e, st, num_ctrl, angle_jitter, d, inner)
+        return draw_thin_loop(ctrl, e, st, num_ctrl, angle_jitter, d, inner), 0
     odd = lanes % 2
     corners = 2 * lanes + 2 + odd
     spare = num_ctrl - corners
@@ -256,7 +258,7 @@ def draw_shuttle(ctrl: wp.array2d(dtype=wp.vec2f), e: int, st: wp.uint32, num_ct
                 store_rotated(ctrl, e, k, num_ctrl, q[0] - mid[0], mirror * (y - mid[1]), c, s, reverse)
                 k += 1
     fit_square(ctrl, e, num_ctrl, inner, 0.85 + 0.15 * wp.randf(st))
-    return st
+    return st, reverse
 
 
 @wp.func

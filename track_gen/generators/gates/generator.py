@@ -75,6 +75,7 @@ class GateGenConfig:
     hairpin_share: float = LAYOUT_PARAMS["hairpin_share"].default
     split_s_share: float = LAYOUT_PARAMS["split_s_share"].default
     shuttle_share: float = LAYOUT_PARAMS["shuttle_share"].default
+    uturn_gates: float = LAYOUT_PARAMS["uturn_gates"].default
     gate_width: float = FRAME_PARAMS["gate_width"].default
     gate_height: float = FRAME_PARAMS["gate_height"].default
     frame_thickness: float = FRAME_PARAMS["frame_thickness"].default

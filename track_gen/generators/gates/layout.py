@@ -15,7 +15,8 @@ from __future__ import annotations
 import warp as wp
 
 from track_gen.generators import shapes as S
-from track_gen.generators.curve import closed_length, span_coeffs, span_point, walk_point, walk_start, walk_to
+from track_gen.generators.curve import (closed_length, span_coeffs, span_point, vec8, walk_point, walk_start,
+                                        walk_to)
 from track_gen.generators.gates.bits import NONFINITE
 from track_gen.generators.gates.column import column_status
 from track_gen.generators.gates.validity import gates_status
@@ -61,6 +62,8 @@ LAYOUT_PARAMS = {
     "split_s_share": ParamSpec(0.35, lo=0.0, hi=1.0, doc="share of split-S courses at difficulty 1"),
     "shuttle_share": ParamSpec(0.0, lo=0.0, hi=1.0, doc="share of shuttle courses (a meander of U-turns: "
                                                         "consecutive gates side by side) at difficulty 1"),
+    "uturn_gates": ParamSpec(0.0, lo=0.0, hi=1.0, doc="share of shuttle courses whose gates stand at the U-turns "
+                                                      "(one at each end of each lane) instead of evenly along the path"),
     "min_gates": ParamSpec(6, lo=2, hi=256, static=True, integer=True, doc="fewest gates"),
     "max_gates": ParamSpec(10, lo=2, hi=256, static=True, integer=True, doc="most gates (capacity)"),
     "control_points": ParamSpec(8, lo=4, hi=64, static=True, integer=True, doc="control points of the path"),
@@ -71,6 +74,8 @@ LAYOUT_PARAMS = {
 
 # A sprint runs along this fraction of a loop: an open course whose ends stay apart.
 SPRINT_FRACTION = wp.constant(0.8)
+# The stream of the U-turn-gate draw (per generation): apart from the layout's and the shape's.
+UTURN_STREAM = wp.constant((1 << 20) + 2)
 
 
 @wp.func
@@ -128,6 +133,38 @@ def place_gates(
 
 
 @wp.func
+def span_tangent(q: vec8, t: float) -> wp.vec2f:
+    """The derivative dp/dt of a span's power-basis polynomial (:func:`span_coeffs`) at ``t``."""
+    return wp.vec2f((3.0 * q[3] * t + 2.0 * q[2]) * t + q[1], (3.0 * q[7] * t + 2.0 * q[6]) * t + q[5])
+
+
+@wp.func
+def place_uturn_gates(ctrl: wp.array2d(dtype=wp.vec2f), e: int, st: wp.uint32, num_ctrl: int, lanes: int,
+                      reverse: int, count: int, height_min: float, height_max: float, yaw_jitter: float, lam: float,
+                      phase: float, pos: wp.array2d(dtype=wp.vec3f), yaw: wp.array2d(dtype=wp.float32)) -> wp.uint32:
+    """Gates 0..count-1 of a shuttle course (``count`` even, at most ``2 lanes``) at its U-turns: lane by
+    lane in the order of travel, one gate near each end of the lane's spline span (at ``t`` and ``1 -
+    t``, ``t`` in [0.15, 0.35]), heading along the path (plus jitter), so that the gates on either
+    side of a turn-back stand side by side facing opposite ways. Heights as :func:`place_gates`
+    (the loop fraction is the spline parameter over the point count). Returns the random state."""
+    for j in range(count / 2):
+        a = 2 * j
+        if reverse != 0:
+            a = num_ctrl - 2 - 2 * (lanes - 1 - j)
+        q8 = span_coeffs(ctrl, e, num_ctrl, 1, a)
+        for side in range(2):
+            t = 0.1 + 0.4 * wp.randf(st) + 0.4 * float(side)
+            g = 2 * j + side
+            p = span_point(q8, t)
+            d = span_tangent(q8, t)
+            frac = (float(a) + t) / float(num_ctrl)
+            height = height_min + (height_max - height_min) * S.height_of(wp.randf(st), lam, frac, phase)
+            pos[e, g] = wp.vec3f(p[0], p[1], height)
+            yaw[e, g] = wrap_angle(wp.atan2(d[1], d[0]) + yaw_jitter * (2.0 * wp.randf(st) - 1.0))
+    return st
+
+
+@wp.func
 def frame_extent(gate_width: float, gate_height: float, thickness: float):
     """(outer half width, bottom) of a gate frame: half its outer width (0 for a gate with no opening,
     which flags OPENING: it can never be passed) and half its outer height (the opening height is the
@@ -167,16 +204,18 @@ def draw_course(ctrl: wp.array2d(dtype=wp.vec2f), pos: wp.array2d(dtype=wp.vec3f
                 stacked: wp.array2d(dtype=wp.int32), e: int, st: wp.uint32, attempt: int, shape: int, d: float,
                 lam: float, num_ctrl: int, dense: int, closed: int, min_gates: int, max_gates: int, inner: float,
                 angle_jitter: float, radius_min: float, radius_max: float, spacing_jitter: float, height_min: float,
-                h_top: float, h_max: float, yaw_jitter: float, gap_min: float):
+                h_top: float, h_max: float, yaw_jitter: float, gap_min: float, uturn: int):
     """One draw of env ``e``'s course (control points, path length, gate count and gates; a split-S pair
-    stacked at least ``gap_min`` apart); rows past the count zeroed. Returns (count, path length, the
-    advanced random state)."""
+    stacked at least ``gap_min`` apart; with ``uturn`` a shuttle's gates at its U-turns,
+    :func:`place_uturn_gates`, when its lanes hold at least ``min_gates``); rows past the count zeroed.
+    Returns (count, path length, the advanced random state)."""
+    reverse = int(0)
     if shape == S.LOOP:
         st = S.draw_loop(ctrl, e, st, num_ctrl, angle_jitter, radius_min, radius_max, inner)
     elif shape == S.FIGURE8:
         st = S.draw_figure8(ctrl, e, st, num_ctrl, angle_jitter, inner, closed)
     elif shape == S.SHUTTLE:
-        st = S.draw_shuttle(ctrl, e, st, num_ctrl, angle_jitter, d, inner)
+        st, reverse = S.draw_shuttle(ctrl, e, st, num_ctrl, angle_jitter, d, inner)
     else:
         st = S.draw_thin_loop(ctrl, e, st, num_ctrl, angle_jitter, d, inner)
     loop = closed_length(ctrl, e, num_ctrl, dense / num_ctrl)
@@ -195,8 +234,15 @@ def draw_course(ctrl: wp.array2d(dtype=wp.vec2f), pos: wp.array2d(dtype=wp.vec3f
         phase = TWO_PI * wp.randf(st)
         if shape == S.FIGURE8:
             phase = S.figure8_phase(num_ctrl, closed)  # top on one pass of the crossing, bottom on the other
-    st = place_gates(ctrl, e, st, num_ctrl, dense, count, total / slots, offset, spacing_jitter, height_min, h_top,
-                     yaw_jitter, lam, 1.0 / wp.max(loop, 1.0e-30), phase, pos, yaw)
+    lanes = S.shuttle_lanes(num_ctrl)
+    at_lanes = wp.min(2 * lanes, max_gates - max_gates % 2)
+    if uturn != 0 and shape == S.SHUTTLE and lanes > 0 and at_lanes >= min_gates:
+        count = at_lanes
+        st = place_uturn_gates(ctrl, e, st, num_ctrl, lanes, reverse, count, height_min, h_top, yaw_jitter, lam,
+                               phase, pos, yaw)
+    else:
+        st = place_gates(ctrl, e, st, num_ctrl, dense, count, total / slots, offset, spacing_jitter, height_min,
+                         h_top, yaw_jitter, lam, 1.0 / wp.max(loop, 1.0e-30), phase, pos, yaw)
     if shape == S.SPLIT_S or attempt == 0:
         for g in range(max_gates):
             stacked[e, g] = 0
@@ -261,6 +307,7 @@ def layout_kernel(
     hairpin_share: wp.array(dtype=wp.float32),
     split_s_share: wp.array(dtype=wp.float32),
     shuttle_share: wp.array(dtype=wp.float32),
+    uturn_gates: wp.array(dtype=wp.float32),
     gate_width: wp.array(dtype=wp.float32),
     gate_height: wp.array(dtype=wp.float32),
     thickness: wp.array(dtype=wp.float32),
@@ -304,6 +351,11 @@ def layout_kernel(
     shape, lam, h_top = course_shape(seeds[e], generation[e], key, d, figure8_share[e], hairpin_share[e],
                                      split_s_share[e], shuttle_share[e], h_max, height_min[e],
                                      crossing_clearance[e])
+    uturn = int(0)
+    if shape == S.SHUTTLE and uturn_gates[e] > 0.0:
+        # drawn once per generation from its own stream: a share of 0 changes no course
+        if wp.randf(stream_state(seeds[e], generation[e], key, UTURN_STREAM)) < uturn_gates[e]:
+            uturn = 1
     status = int(0)
     used = int(0)
     count = int(0)
@@ -314,7 +366,7 @@ def layout_kernel(
         count, total, st = draw_course(ctrl_out, pos_out, yaw_out, stacked_out, e, st, attempt, shape, d, lam,
                                        num_ctrl, dense, closed, min_gates, max_gates, inner, angle_jitter[e],
                                        radius_min[e], radius_max[e], spacing_jitter[e], height_min[e], h_top, h_max,
-                                       yaw_jitter[e], 1.1 * wp.max(min_sp, 2.0 * bottom))
+                                       yaw_jitter[e], 1.1 * wp.max(min_sp, 2.0 * bottom), uturn)
         status = draw_status(ctrl_out, pos_out, yaw_out, stacked_out, e, count, closed, shape, num_ctrl, dense, arena,
                              min_sp, max_sp, turn, outer_half, bottom, climb, crossing_clearance[e], thickness[e],
                              total)
@@ -377,7 +429,7 @@ def _launch_layout(ctx):
                              "max_spacing", "height_min", "height_max", "yaw_jitter", "max_turn", "max_climb",
                              "crossing_clearance", "difficulty", "hard_size", "hard_min_spacing", "hard_max_spacing",
                              "hard_height_max", "hard_max_turn", "hard_max_climb", "figure8_share", "hairpin_share",
-                             "split_s_share", "shuttle_share", "gate_frames.gate_width", "gate_frames.gate_height",
+                             "split_s_share", "shuttle_share", "uturn_gates", "gate_frames.gate_width", "gate_frames.gate_height",
                              "gate_frames.frame_thickness")),
             ctx.active, ctx.seeds, ctx.generation, ctx.input("difficulty_offset"),
         ],
