@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from track_gen.pipeline.spec import PipelineSpec
 
-__all__ = ["track", "track_car", "track_car_config", "TRACK_CAR", "TRACK_CAR_RANGES", "track_from_points", "gates", "gates_real", "gates_real_config", "REAL_MIXTURE", "gates_from_layouts", "track_from_layouts"]
+__all__ = ["track", "track_car", "track_car_config", "TRACK_CAR", "track_from_points", "gates", "gates_real", "gates_real_config", "REAL_MIXTURE", "gates_from_layouts", "track_from_layouts"]
 
 
 def track(num_envs: int, device: str = "cpu", **overrides) -> PipelineSpec:
@@ -16,24 +16,16 @@ def track(num_envs: int, device: str = "cpu", **overrides) -> PipelineSpec:
 
 #: :func:`track_car`'s band tracks at full size (scale 1): the lengths of a race circuit [m]
 TRACK_CAR = {"size": 1700.0, "half_width": 6.0, "min_length": 3000.0, "max_length": 8000.0, "min_turn_radius": 5.0,
-             "clearance": 5.0, "chicane_length": 50.0, "chicane_offset": 15.0}
-#: :func:`track_car`'s per-env ranges: band half widths at full size [m] (with a +-20-40 % variation along
-#: the loop) and the mean number of chicanes (none to four per track)
-TRACK_CAR_RANGES = {"centerline.half_width": (5.0, 6.6), "centerline.half_width_variation": (0.2, 0.4),
-                    "centerline.chicanes": (0.0, 4.0)}
-#: the range keys of TRACK_CAR_RANGES that are lengths (scaled with the track)
-_TRACK_CAR_LENGTHS = ("centerline.half_width",)
+             "clearance": 5.0}
 
 
 def track_car(num_envs: int, device: str = "cpu", scale: float = 0.1, **overrides) -> PipelineSpec:
     """Band tracks shaped like race circuits, for a car: :data:`TRACK_CAR`'s lengths times ``scale`` (0.1:
-    a 1/10 car such as F1TENTH; 1: full size), per env a half width of 5-6.6 m (times ``scale``) varying
-    +-20-40 % along the loop and none to four chicanes on average (:data:`TRACK_CAR_RANGES`), 32 control
-    points with deep radial and angular jitter, hairpins at difficulty 0.5, 1024 centreline points. At
-    ``scale`` 0.1 the tracks are 360-790 m long with straights to about 100 m; they cover the shipped
-    circuits at the same scale in every coverage feature but their tightest turns
-    (``docs/isaac/car-racing.rst``). ``overrides``: :class:`TrackGenConfig` fields (``randomize={}``
-    drops the ranges)."""
+    a 1/10 car such as F1TENTH; 1: full size), half widths varying +-40 %, 32 control points with deep
+    radial and angular jitter, hairpins at difficulty 0.5, 1024 centreline points. At ``scale`` 0.1 the
+    tracks are 300-800 m long with straights to about 150 m; they cover the shipped circuits at the
+    same scale in every coverage feature but their tightest hairpins (``docs/isaac/car-racing.rst``).
+    ``overrides``: :class:`TrackGenConfig` fields."""
     return track_car_config(scale, **overrides, num_envs=num_envs, device=device).to_spec()
 
 
@@ -48,9 +40,7 @@ def track_car_config(scale: float = 0.1, **overrides):
         raise ValueError(f"scale: expected a length factor > 0 (0.1 for a 1/10 car), got {scale!r}")
     base = {k: v * s for k, v in TRACK_CAR.items()}
     base.update(half_width_variation=0.4, control_points=32, num_points=1024, radius_min=0.05, angle_jitter=0.45,
-                max_attempts=128, difficulty=0.5, hairpin_share=0.7, chicanes=3.0,
-                randomize={k: (lo * s, hi * s) if k in _TRACK_CAR_LENGTHS else (lo, hi)
-                           for k, (lo, hi) in TRACK_CAR_RANGES.items()})
+                max_attempts=128, difficulty=0.5, hairpin_share=0.7)
     return TrackGenConfig(**{**base, **overrides})
 
 

@@ -42,7 +42,7 @@
 
 * **endings** (a failure ends the episode with the crash penalty; the others truncate it, so the
   value bootstraps): the car's box touching a band edge (``off_track``: ``BandCollision`` on the box
-  footprint, :data:`HALF_EXTENTS`, grown in training by :data:`SAFETY_MARGIN` on every side), a spin (``spun``: ``|slip| > 0.5`` rad), one lap (``laps``),
+  footprint, :data:`HALF_EXTENTS`, grown in training by :data:`SAFETY_MARGIN`, 5 cm, on every side), a spin (``spun``: ``|slip| > 0.5`` rad), one lap (``laps``),
   an invalid course (``invalid``, a time-out), the time limit (20 s).
 * **starts**: a quarter of the episodes at the course start (standing start, 5 cm / 0.05 rad
   jitter), the rest at rest on a random checkpoint with 10 cm lateral and 0.15 rad yaw jitter.
@@ -84,10 +84,10 @@ SCALE = 0.1
 AHEAD = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.5, 8.0, 10.0, 12.5, 15.0)
 #: the car's box footprint (half length, half width) [m]: the course's band collision
 HALF_EXTENTS = (0.5 * F1TENTH.length, 0.5 * F1TENTH.width)
-#: clearance [m] training adds to the box on every side: a band edge within 3 cm of the body ends a
+#: clearance [m] training adds to the box on every side: a band edge within 5 cm of the body ends a
 #: training episode, so the policy keeps that room; the ``-Play`` env and every evaluation drive the
 #: body's own box (:data:`BODY_OVERRIDES`)
-SAFETY_MARGIN = 0.03
+SAFETY_MARGIN = 0.05
 #: the env-cfg overrides (a suite's ``env_overrides``) that give the task's cfg the body's own box
 BODY_OVERRIDES = {"course.half_extents": HALF_EXTENTS}
 #: the generator's attempts per draw (the preset's 128 leaves ~18 % of the draws invalid; 1024: < 1 %)
