@@ -205,7 +205,7 @@ def test_main_job_trains_and_the_benchmark_evaluates_a_suite(run):
         # a 300-800 m band track: the friction-limited reference laps it in 20-70 s, below the centre line's
         assert 300.0 < row["lap_length_m"] < 800.0 and 15.0 < row["reference_first_lap_s"] < 80.0
         assert row["reference_first_lap_s"] <= row["line_reference_first_lap_s"]
-        assert row["end"] in ("off_track", "spun", "time_out") and not row["completed"]
+        assert row["end"] in ("off_track", "spun", "stalled", "time_out") and not row["completed"]
     for name in ("eval.json", "eval.md", "lap_time_ratio.png", "best_worst.png"):
         assert (pathlib.Path(res["out"]) / name).stat().st_size > 0
     assert "|a| <= mu g" in (pathlib.Path(res["out"]) / "eval.md").read_text()
@@ -228,3 +228,37 @@ def test_the_benchmark_drives_a_shipped_circuit_at_the_tasks_scale(run, tmp_path
     bad = subprocess.run([sys.executable, "-m", "track_gen_isaac.evaluate", "--checkpoint", str(run), "--scale", "0.1"],
                          cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--scale applies to --layout" in bad.stderr
+
+
+@pytest.mark.parametrize("task", [TASK, "TrackGen-Car-Track-Warp-v0"])
+def test_a_parked_car_stalls_after_the_patience_with_the_crash_penalty(task):
+    """Zero action from the course start: the car stays at rest, and on the step at which it has been below
+    0.3 m/s for 2 s (100 steps of 0.02 s; a float32 sum of the step times, as the kernel keeps it) every env
+    ends with ``stalled`` and the crash term, not before; then the timer starts again from 0. A driven car
+    (half throttle) never stalls."""
+    from track_gen_isaac.tasks.car_track import STALL
+
+    dt32, t, due = np.float32(0.02), np.float32(0.0), 0
+    while t < np.float32(STALL[1]):
+        t, due = np.float32(t + dt32), due + 1
+    env = _make(task, start=True)
+    try:
+        base = env.unwrapped
+        env.reset()
+        tm = base.termination_manager
+        term_of = lambda: tm.get_term("stalled").numpy()  # noqa: E731
+        for k in range(1, due + 1):
+            _, rew, term, _, _ = env.step(torch.zeros(4, 2))
+            stalled = np.asarray(term_of(), bool)
+            if k < due:
+                assert not stalled.any() and not term.numpy().any(), f"stalled early at step {k}"
+            else:
+                assert stalled.all() and term.numpy().all() and (rew.numpy() < -25.0).all()
+        _, _, term, _, _ = env.step(torch.zeros(4, 2))  # the reset cars start their wait again
+        assert not np.asarray(term_of(), bool).any()
+        env.reset()
+        for _ in range(due + 20):
+            _, _, term, _, _ = env.step(torch.tensor([[0.0, 0.5]] * 4))
+            assert not np.asarray(term_of(), bool).any()
+    finally:
+        env.close()

@@ -65,6 +65,6 @@ __all__ += ["RaceCfg", "get_race", "place_on_grid", "rivals", "race_reward", "ra
 # frontend, so that a cfg using these terms also runs in ManagerBasedRLEnvWarp (its terms swapped to the twins).
 import track_gen_isaac.experimental  # noqa: E402, F401
 from track_gen_isaac.mdp.car import (CarAction, CarActionCfg, band_ahead, car_slip_l2, car_spun,  # noqa: E402
-                                     car_state)
+                                     car_stalled, car_state)
 
-__all__ += ["CarAction", "CarActionCfg", "car_state", "band_ahead", "car_spun", "car_slip_l2"]
+__all__ += ["CarAction", "CarActionCfg", "car_state", "band_ahead", "car_spun", "car_stalled", "car_slip_l2"]

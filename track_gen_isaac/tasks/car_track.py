@@ -31,8 +31,8 @@
   term      function                               weight   meaning
   ========  =====================================  =======  ==============================================
   progress  ``progress_rate`` (clip 25 m/s)        1.0      speed along the course line: 1 per metre gained
-  crash     ``is_terminated_term`` (off_track,     -5000    -100 once, when the car leaves the band or spins
-            spun)
+  crash     ``is_terminated_term`` (off_track,     -5000    -100 once, when the car leaves the band, spins
+            spun, stalled)                                  or stalls
   slip      ``car_slip_l2``                        -20      -20 per rad^2 of slip angle per second: a car
                                                             sliding towards a spin pays before it spins
   ========  =====================================  =======  ==============================================
@@ -42,7 +42,9 @@
 
 * **endings** (a failure ends the episode with the crash penalty; the others truncate it, so the
   value bootstraps): the car's box touching a band edge (``off_track``: ``BandCollision`` on the box
-  footprint, :data:`HALF_EXTENTS`, grown in training by :data:`SAFETY_MARGIN`, 5 cm, on every side), a spin (``spun``: ``|slip| > 0.5`` rad), one lap (``laps``),
+  footprint, :data:`HALF_EXTENTS`, grown in training by :data:`SAFETY_MARGIN`, 5 cm, on every side), a spin (``spun``: ``|slip| > 0.5`` rad), a stall (``stalled``: below
+  0.3 m/s for 2 s, :data:`STALL`; without it the policy learned to park before a hard corner and
+  wait for the time-out, since a crash costs more than the progress of its discount horizon), one lap (``laps``),
   an invalid course (``invalid``, a time-out), the time limit (20 s).
 * **starts**: a quarter of the episodes at the course start (standing start, 5 cm / 0.05 rad
   jitter), the rest at rest on a random checkpoint with 10 cm lateral and 0.15 rad yaw jitter.
@@ -88,6 +90,9 @@ HALF_EXTENTS = (0.5 * F1TENTH.length, 0.5 * F1TENTH.width)
 #: training episode, so the policy keeps that room; the ``-Play`` env and every evaluation drive the
 #: body's own box (:data:`BODY_OVERRIDES`)
 SAFETY_MARGIN = 0.05
+#: (speed [m/s], time [s]): a car slower than the speed for the time has stalled, which ends the episode
+#: with the crash penalty (:class:`~track_gen_isaac.mdp.car_stalled`)
+STALL = (0.3, 2.0)
 #: the env-cfg overrides (a suite's ``env_overrides``) that give the task's cfg the body's own box
 BODY_OVERRIDES = {"course.half_extents": HALF_EXTENTS}
 #: the generator's attempts per draw (the preset's 128 leaves ~18 % of the draws invalid; 1024: < 1 %)
@@ -139,7 +144,8 @@ class CarObsCfg:
 @configclass
 class CarRewardsCfg:
     progress = RewTerm(func=mdp.progress_rate, weight=1.0, params={"clip": 25.0})
-    crash = RewTerm(func=imdp.is_terminated_term, weight=-5000.0, params={"term_keys": ["off_track", "spun"]})
+    crash = RewTerm(func=imdp.is_terminated_term, weight=-5000.0,
+                    params={"term_keys": ["off_track", "spun", "stalled"]})
     slip = RewTerm(func=mdp.car_slip_l2, weight=-20.0)
 
 
@@ -148,6 +154,8 @@ class CarTerminationsCfg:
     time_out = DoneTerm(func=imdp.time_out, time_out=True)
     off_track = DoneTerm(func=mdp.collided)  # the box touches a band edge (band collision)
     spun = DoneTerm(func=mdp.car_spun, params={"max_slip": 0.5})
+    # parked: below 0.3 m/s for 2 s ends the episode as a crash (else waiting before a hard corner pays)
+    stalled = DoneTerm(func=mdp.car_stalled, params={"min_speed": STALL[0], "patience": STALL[1]})
     invalid = DoneTerm(func=mdp.invalid_course, time_out=True)
     # a lap (a start near the lap line reaches it in training) truncates, not terminates: the race goes
     # on, so the value bootstraps, and the policy is never taught that the finish line ends its reward

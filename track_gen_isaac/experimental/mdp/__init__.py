@@ -49,10 +49,10 @@ from track_gen_isaac.experimental.mdp.quadrotor import (
     quad_state,
 )
 
-from track_gen_isaac.experimental.mdp.car import CarAction, band_ahead, car_slip_l2, car_spun, car_state
+from track_gen_isaac.experimental.mdp.car import CarAction, band_ahead, car_slip_l2, car_spun, car_stalled, car_state
 
 __all__ = [
-    "CarAction", "car_state", "band_ahead", "car_spun", "car_slip_l2",
+    "CarAction", "car_state", "band_ahead", "car_spun", "car_stalled", "car_slip_l2",
     "move_gate_props",
     "place_on_grid", "rivals", "race_reward", "race_over", "race_time_out",
     "racer_state", "gate_frames", "nearest_poles", "randomize_quadrotor", "depth_flat", "depth_image",

@@ -12,7 +12,7 @@ from isaaclab_experimental.managers import ManagerTermBase as WarpManagerTermBas
 from track_gen_isaac.experimental.mdp.observations import _ObsTerm
 from track_gen_isaac.mdp import car as stable
 
-__all__ = ["CarAction", "car_state", "band_ahead", "car_spun", "car_slip_l2"]
+__all__ = ["CarAction", "car_state", "band_ahead", "car_spun", "car_stalled", "car_slip_l2"]
 
 
 class CarAction(ActionTerm):
@@ -74,6 +74,19 @@ class car_spun(stable.car_spun, WarpManagerTermBase):
 
     def reset(self, env_ids=None, env_mask=None):
         return None
+
+
+class car_stalled(stable.car_stalled, WarpManagerTermBase):
+    __doc__ = stable.car_stalled.__doc__
+
+    def __call__(self, env, out, min_speed: float = 0.3, patience: float = 2.0, action_name: str = "car"):
+        self.launch(out, min_speed, patience)
+
+    def reset(self, env_ids=None, env_mask=None):
+        if env_mask is not None:
+            self.reset_mask(env_mask)
+        else:
+            stable.car_stalled.reset(self, env_ids)
 
 
 def car_slip_l2(env, out, action_name: str = "car") -> None:
