@@ -205,3 +205,17 @@ def test_command_line_strict_exits_1_on_an_unsupported_leg(capsys):
     assert layouts_main(["coverage", path, "--num_envs", "1024", "--strict"]) == 1
     assert layouts_main(["coverage", path, "--num_envs", "1024", "--strict", "--min_support", "0"]) == 0
     assert "legs, jointly" in capsys.readouterr().out
+
+
+def test_gates_real_supports_the_legs_of_the_held_out_gate_loops():
+    """The generalist is scored on ``gates-v1`` too: metre-wide gate loops in a 10 m square. Its
+    ``loop`` entry puts such legs into ``gates_real``: over 8 loops drawn as that suite draws them
+    (its held-out seed), the median leg is like 1.5 % or more of the distribution's legs and none is
+    unsupported (without the entry: a median of 0.7 % and legs with no support at all)."""
+    from track_gen.layouts.export import export
+
+    g = tg.GateGenerator(tg.GateGenConfig(num_envs=8, device="cpu", gate_width=1.0, gate_height=1.0,
+                                          size=10.0).to_spec(), seeds=tg.SeedState(8, "cpu", 1_000_000_101))
+    spec = presets.gates_real(4096, "cpu")
+    support = np.concatenate([np.asarray(L.coverage(lay, spec).leg_support) for lay in export(g, env=None)])
+    assert np.median(support) >= 0.015 and support.min() >= 0.001, support

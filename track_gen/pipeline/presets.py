@@ -55,18 +55,25 @@ def gates(num_envs: int, device: str = "cpu", gate_width: float = 0.0, **overrid
 #: Scales and shapes of the courses people race, from a lab arena to a 50 m sprint (see the docstring).
 REAL_MIXTURE: dict[str, tuple[float, dict]] = {
     # a lab arena: small openings, short legs, low gates, sharp turns, thick frames (lsy_drone_racing levels)
-    "arena": (0.3, {
+    "arena": (0.15, {
         "gates.size": (3.5, 7.0), "gate_frames.gate_width": (0.35, 0.65), "gate_frames.frame_thickness": (0.04, 0.18),
         "gates.min_spacing": 0.6, "gates.max_spacing": 4.0, "gates.height_min": 0.6, "gates.height_max": (1.0, 1.8),
         "gates.max_turn": 1.75, "gates.yaw_jitter": 0.5, "gates.difficulty": (0.0, 1.0),
         "gates.hard_size": (3.5, 7.0), "gates.hard_min_spacing": 0.6, "gates.hard_max_spacing": 4.0,
         "gates.hard_height_max": (1.2, 2.2), "gates.crossing_clearance": 0.5, "gates.ground_start": 0.5}),
     # a hall or field course: metre-wide gates 3-8 m apart, climbs and dives (AlphaPilot, TII)
-    "field": (0.4, {
+    "field": (0.35, {
         "gates.size": (9.0, 22.0), "gate_frames.gate_width": (0.6, 1.7), "gate_frames.frame_thickness": (0.04, 0.12),
         "gates.min_spacing": 2.0, "gates.max_spacing": 9.0, "gates.height_min": 1.0, "gates.height_max": (2.0, 4.0),
         "gates.difficulty": (0.0, 1.0), "gates.hard_size": (10.0, 24.0), "gates.hard_min_spacing": 2.0,
         "gates.hard_max_spacing": 10.0, "gates.hard_height_max": (4.0, 7.0), "gates.ground_start": 0.3}),
+    # a hall loop: metre-wide gates in a 10 m room, short legs, low gates (indoor racing halls; the loops the
+    # racer of TrackGen-Drone-Gates-Race trains on), flown one pass
+    "loop": (0.2, {
+        "gates.size": (8.0, 12.0), "gate_frames.gate_width": (0.8, 1.2), "gate_frames.frame_thickness": (0.04, 0.12),
+        "gates.min_spacing": 1.5, "gates.max_spacing": 6.0, "gates.height_min": 0.8, "gates.height_max": (1.6, 2.4),
+        "gates.difficulty": (0.0, 1.0), "gates.hard_size": (10.0, 14.0), "gates.hard_min_spacing": 1.2,
+        "gates.hard_max_spacing": 8.0, "gates.hard_height_max": (3.0, 6.5), "gates.ground_start": 0.0}),
     # an outdoor sprint: long legs, gentle turns, 30-60 m long (Swift, A2RL)
     "sprint": (0.3, {
         "gates.size": (25.0, 80.0), "gate_frames.gate_width": (0.6, 1.7), "gate_frames.frame_thickness": (0.04, 0.1),
@@ -93,11 +100,12 @@ def gates_real_config(**overrides):
 def gates_real(num_envs: int, device: str = "cpu", **overrides) -> PipelineSpec:
     """Gate courses at the scales and shapes of real race tracks, mixed per env (:data:`REAL_MIXTURE`).
 
-    Each env draws, at every regeneration, one of three kinds of course -- a lab arena (3-6 m,
-    0.35-0.7 m openings, thick frames, gates from 0.6 m up, pole obstacles), a hall or field course
-    (9-24 m, 0.6-1.7 m openings, climbs and dives up to 7 m) or an outdoor sprint (25-70 m, legs
-    up to 26 m) -- and within it draws its size, opening, frame, spacing, heights and difficulty
-    (the hard shapes: figure-8s, hairpins, split-S); some courses start on the ground (a take-off).
+    Each env draws, at every regeneration, one of four kinds of course -- a lab arena (3.5-7 m,
+    0.35-0.65 m openings, thick frames, gates from 0.6 m up, pole obstacles), a hall or field course
+    (9-24 m, 0.6-1.7 m openings, climbs and dives up to 7 m), a hall loop (8-14 m, 0.8-1.2 m openings,
+    low gates) or an outdoor sprint (25-80 m, legs up to 30 m) -- and within it draws its size,
+    opening, frame, spacing, heights and difficulty (the hard shapes: figure-8s, hairpins, split-S);
+    some courses start on the ground (a take-off).
     Courses are one pass (``closed=False``: every real track we know is flown once from a start
     pose), 3 to 12 gates. No real layout is an input: :func:`track_gen.layouts.coverage` checks
     that a layout lies inside the distribution.

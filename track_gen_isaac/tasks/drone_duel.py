@@ -15,8 +15,8 @@ all of them (self-play).
   env, not the manager-based terms every task here is made of. The drones of a race share one
   origin (``scene.env_spacing = 0``): they have no collision shape, so nothing touches physically;
   whether two drones touch is ``tools.AgentContacts``.
-* **courses**: the generalist's (``presets.gates_real``: lab arenas, hall and field courses,
-  outdoor sprints; one pass), so the main job's solo racer (``TrackGen-Drone-Gates-Real-v0``) is
+* **courses**: the generalist's (``presets.gates_real``: lab arenas, hall and field courses, hall
+  loops, outdoor sprints; one pass), so the main job's solo racer (``TrackGen-Drone-Gates-Real-v0``) is
   the natural opponent, on the courses it trained on.
 * **what a drone sees** (71 values for K = 2): the generalist's 60 values first, in the same order
   (its own state, the next two gates, the two nearest poles), then :class:`~track_gen_isaac.mdp.rivals`
