@@ -6,8 +6,9 @@ race instead of one kind of loop.
 * **courses**: ``presets.gates_real`` (:func:`track_gen.pipeline.presets.gates_real_config`), mixed per
   env at every reset: lab arenas (3.5-7 m, 0.35-0.65 m openings, thick frames, poles), hall and
   field courses (9-24 m, 0.6-1.7 m openings, climbs to 7 m), hall loops (8-14 m, 0.8-1.2 m openings)
-  and outdoor sprints (25-80 m, legs to 30 m), each one pass from a start pose, some from the ground. No real layout is a training input:
-  ``track_gen.layouts.coverage`` shows that each one lies inside this distribution.
+  and outdoor sprints (25-80 m, legs to 30 m), each one pass from a start pose, some from the ground.
+  No real layout is a training input: ``track_gen.layouts.coverage`` shows that each one lies inside
+  this distribution.
 * **what it sees**: the racer's 50 values plus the two nearest pole obstacles in the body frame
   within 5 m (:class:`~track_gen_isaac.mdp.nearest_poles`, 5 a pole, with the gates' position
   noise): a lab arena's thin poles stand half a metre from its gates.
