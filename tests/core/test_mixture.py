@@ -158,3 +158,54 @@ def test_band_tracks_mix_through_their_config_too():
     comp, hw = g.mixture_component.numpy(), g.result.half_width.numpy()[:, 0]
     assert set(np.unique(comp)) == {0, 1}
     assert (hw[comp == 0] == np.float32(0.3)).all() and (hw[comp == 1] >= 0.6).all()
+
+
+def test_reweighting_changes_the_draws_to_the_reference_and_the_specs_weights_give_them_back():
+    """``set_mixture_weights`` between replays: a recorded regeneration draws with the new weights
+    (the same float64 reference as above), and writing the spec's weights back gives the spec's draws."""
+    base, g = mixed(512, seeds=11), mixed(512, seeds=11)
+    assert g.mixture_weights == {"small": 1.0, "big": 3.0}
+    with wp.ScopedCapture(device="cpu") as cap:
+        g.enqueue(advance=True)
+    g.set_mixture_weights({"small": 9.0})               # "big" keeps its 3
+    assert g.mixture_weights == {"small": 9.0, "big": 3.0}
+    wp.capture_launch(cap.graph)
+    u = wp.zeros(512, dtype=float, device="cpu")
+    wp.launch(_mixture_draw, dim=512, inputs=[g.seeds.seeds, g.generation, name_key("mixture component")],
+              outputs=[u], device="cpu")
+    want = np.minimum(np.searchsorted(np.cumsum([9.0, 3.0]), u.numpy().astype(np.float64) * 12.0, side="right"), 1)
+    np.testing.assert_array_equal(g.mixture_component.numpy(), want)
+    assert abs((want == 0).mean() - 0.75) < 0.06
+    g.set_mixture_weights({"small": 1.0, "big": 3.0})
+    wp.capture_launch(cap.graph)
+    base.enqueue(advance=True)
+    base.enqueue(advance=True)             # generation 2 of both: a draw depends on seed, generation, weights
+    a, b = state(base), state(g)
+    for k in a:
+        assert a[k].tobytes() == b[k].tobytes(), k
+
+
+@pytest.mark.parametrize("weights, err, match", [
+    ({"tiny": 1.0}, KeyError, r"unknown components \['tiny'\]"),
+    ({"small": 0.0}, ValueError, "'small' weight must be a finite number > 0"),
+    ({"small": float("inf")}, ValueError, "finite number > 0"),
+    ({"small": True}, ValueError, "finite number > 0"),
+    ([1.0, 2.0], TypeError, "expected a mapping"),
+])
+def test_bad_mixture_weights_are_refused_and_change_nothing(weights, err, match):
+    g = mixed(8)
+    with pytest.raises(err, match=match):
+        g.set_mixture_weights(weights)
+    assert g.mixture_weights == {"small": 1.0, "big": 3.0}
+    np.testing.assert_array_equal(g._params.mix_cdf.numpy(), np.float32([1.0, 4.0]))
+
+
+def test_reweighting_needs_a_mixture_and_is_refused_under_capture():
+    plain = tg.GateGenerator(presets.gates(8, "cpu", gate_width=1.0), seeds=1)
+    assert plain.mixture_weights == {}
+    with pytest.raises(ValueError, match="no mixture"):
+        plain.set_mixture_weights({"a": 1.0})
+    g = mixed(8)
+    with wp.ScopedCapture(device="cpu"):
+        with pytest.raises(Exception, match="setting mixture weights"):
+            g.set_mixture_weights({"small": 2.0})

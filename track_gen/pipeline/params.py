@@ -130,10 +130,25 @@ class ParamTable:
                 j = self.index[n]
                 mlo[i, j], mhi[i, j], mon[i, j] = a, b, 1
         self.mixture_names = [m[0] for m in mixture]
+        self.mixture_weights = [float(m[1]) for m in mixture]
         self.mix_cdf = wp.array(cdf, dtype=wp.float32, device=device)
         self.mix_lo = wp.array(mlo, dtype=wp.float32, device=device)
         self.mix_hi = wp.array(mhi, dtype=wp.float32, device=device)
         self.mix_on = wp.array(mon, dtype=wp.int32, device=device)
+
+    def set_mixture_weights(self, weights) -> None:
+        """Write new component weights (in ``mixture_names`` order, each > 0) into the device cdf: a
+        small write between replays; the same cumulative float32 sums as at construction, so the
+        spec's own weights give back the same draws bit for bit."""
+        refuse_under_capture(self.device, "setting mixture weights", "a recorded write would restore the old "
+                             "weights at every replay; set them between replays")
+        cdf = np.zeros(len(weights), np.float32)
+        total = 0.0
+        for i, w in enumerate(weights):
+            total += w
+            cdf[i] = total
+        self.mix_cdf.assign(cdf)
+        self.mixture_weights = [float(w) for w in weights]
 
     def values_of(self, name: str) -> wp.array:
         if name not in self.index:

@@ -20,6 +20,7 @@ written, whatever a stage did to its working buffers.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from dataclasses import dataclass, field
@@ -242,6 +243,34 @@ class Program:
         """[E] int32: the mixture component each env drew at its last generation (an index into
         ``spec.mixture``; -1 without a mixture)."""
         return self._params.component
+
+    @property
+    def mixture_weights(self) -> dict[str, float]:
+        """The mixture's current component weights, name -> weight (a copy; empty without a mixture).
+        They start as the spec's; :meth:`set_mixture_weights` changes them."""
+        return dict(zip(self._params.mixture_names, self._params.mixture_weights))
+
+    def set_mixture_weights(self, weights: Mapping[str, float]) -> None:
+        """Reweight the mixture for the generations to come: ``weights`` maps component names to
+        numbers > 0 (relative, like the spec's; components left out keep theirs). A device write
+        of the cumulative weights, made between replays (refused under capture): recorded graphs
+        read the new weights at their next replay, nothing is recorded again. Which component an
+        env draws still depends only on its seed, its generation and the weights (a curriculum
+        that changes them changes the draws that follow, as it should)."""
+        names = self._params.mixture_names
+        if not names:
+            raise ValueError("set_mixture_weights: this generator has no mixture (PipelineSpec.with_mixture)")
+        if not isinstance(weights, Mapping):
+            raise TypeError(f"set_mixture_weights: expected a mapping {{component: weight}}, got {weights!r}")
+        unknown = sorted(set(weights) - set(names))
+        if unknown:
+            raise KeyError(f"set_mixture_weights: unknown components {unknown}; components: {names}")
+        new = dict(self.mixture_weights)
+        for name, w in weights.items():
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w <= 0.0:
+                raise ValueError(f"set_mixture_weights: {name!r} weight must be a finite number > 0, got {w!r}")
+            new[name] = float(w)
+        self._params.set_mixture_weights([new[n] for n in names])
 
     def _check_param_set(self, name: str, value) -> None:
         """Hook for families with cross-parameter rules (raises before anything is written)."""

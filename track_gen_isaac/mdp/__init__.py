@@ -5,7 +5,7 @@ the :class:`~track_gen_isaac.CourseCfg` attribute of the env cfg). See ``docs/is
 """
 
 from track_gen_isaac.mdp import curriculum, events, observations, rewards, terminations
-from track_gen_isaac.mdp.curriculum import course_difficulty, course_schedule
+from track_gen_isaac.mdp.curriculum import course_difficulty, course_mixture, course_schedule
 from track_gen_isaac.mdp.events import (
     place_at_checkpoint,
     place_at_course_start,
@@ -46,7 +46,7 @@ __all__ = [
     "move_gate_props",
     "QuadrotorAction", "QuadrotorActionCfg", "quad_state", "body_rate_l2", "altitude_out_of_range",
     "curriculum", "events", "observations", "rewards", "terminations",
-    "course_difficulty", "course_schedule",
+    "course_difficulty", "course_mixture", "course_schedule",
     "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint", "place_at_start_or_checkpoint",
     "next_checkpoints", "next_gates", "track_frame", "track_frame_velocity", "lookahead_points", "lap_progress",
     "progress_delta", "progress_rate", "checkpoint_passed", "lap_completed", "collision_penalty", "clearance_penalty", "off_track_penalty",

@@ -12,10 +12,11 @@ import math
 import numbers
 
 import torch
+import warp as wp
 
 from track_gen_isaac.mdp._base import CourseTerm
 
-__all__ = ["course_difficulty", "course_schedule"]
+__all__ = ["course_difficulty", "course_mixture", "course_schedule"]
 
 
 class course_schedule(CourseTerm):
@@ -178,3 +179,83 @@ class course_difficulty(CourseTerm):
             rate = float((ok & ended).sum()) / float(ended.sum())
         return {"mean": float(self.level.mean()), "min": float(self.level.min()), "max": float(self.level.max()),
                 "success_rate": rate}
+
+
+class course_mixture(CourseTerm):
+    """Reweight a mixed generator (``PipelineSpec.with_mixture``, e.g. ``presets.gates_real``) toward
+    the kinds of course the policy fails: a success-driven curriculum over course kinds.
+
+    Each ended episode (an env in ``env_ids`` with ``episode_length_buf > 0``) counts for the
+    mixture component its course was drawn from (``generator.mixture_component``: the curriculum
+    runs before the reset's regeneration, so that is the course just flown) and succeeds when it
+    completed ``laps`` laps (a time-out is a failure: the course was not finished). Every
+    ``min_episodes`` ended episodes, each component seen in that window updates its success rate
+    ``r`` (an exponential average with weight ``smoothing`` on the window's rate; the first window
+    sets it) and its weight becomes ``w0 * (floor + (1 - floor) * (1 - r))``, ``w0`` its weight in
+    the spec: a kind the policy always fails keeps its spec weight, one it always finishes drops
+    to ``floor`` of it and stays in the mix, so nothing learned is left unpractised. The weights
+    are a device write between replays (:meth:`~track_gen.pipeline.program.Program.set_mixture_weights`):
+    no graph is recorded again, and no env's draw depends on another env.
+
+    Returns (logged as ``Curriculum/<term>/<key>``): ``share_<component>`` (its share of the draws
+    now) and ``success_<component>`` (its averaged success rate, NaN before its first window).
+    """
+
+    def check(self, laps=1, floor=0.3, min_episodes=1024, smoothing=0.5):
+        if isinstance(laps, bool) or not isinstance(laps, numbers.Integral) or laps < 1:
+            raise ValueError(f"laps: expected an int >= 1, got {laps!r}")
+        for name, v in (("floor", floor), ("smoothing", smoothing)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0.0 < float(v) <= 1.0:
+                raise ValueError(f"{name}: expected a number in (0, 1], got {v!r}")
+        if isinstance(min_episodes, bool) or not isinstance(min_episodes, numbers.Integral) or min_episodes < 1:
+            raise ValueError(f"min_episodes: expected an int >= 1, got {min_episodes!r}")
+        gen = self.ec.course.generator
+        self.base = dict(getattr(gen, "mixture_weights", {}) or {})
+        if not self.base:
+            raise ValueError("this course's generator has no mixture (PipelineSpec.with_mixture, e.g. "
+                             "presets.gates_real); course_mixture reweights its components")
+        self.names = list(self.base)
+        n = len(self.names)
+        self.component = wp.to_torch(gen.mixture_component)  # [E] int32, zero copy
+        self.ended = torch.zeros(n, dtype=torch.float64)
+        self.succeeded = torch.zeros(n, dtype=torch.float64)
+        self.rate = torch.full((n,), float("nan"), dtype=torch.float64)
+
+    def weights(self, floor: float) -> dict[str, float]:
+        """The weights the current success rates give (a component never seen keeps its spec weight)."""
+        out = {}
+        for i, name in enumerate(self.names):
+            r = float(self.rate[i])
+            out[name] = self.base[name] * (1.0 if math.isnan(r) else floor + (1.0 - floor) * (1.0 - r))
+        return out
+
+    def __call__(self, env, env_ids, course_name: str = "course", laps: int = 1, floor: float = 0.3,
+                 min_episodes: int = 1024, smoothing: float = 0.5):
+        ec = self.ec
+        idx = slice(None) if env_ids is None else env_ids
+        if not isinstance(idx, slice):
+            idx = torch.as_tensor(idx, device=env.episode_length_buf.device).to(torch.long)
+        ended = env.episode_length_buf[idx] > 0
+        if bool(ended.any()):
+            res = ec.step()
+            ok = (ec.torch(res.events.laps)[idx] >= int(laps)) & ended
+            comp = self.component[idx].to(torch.long)
+            seen = ended & (comp >= 0)               # an invalid draw has no component worth counting
+            n = len(self.names)
+            self.ended += torch.bincount(comp[seen], minlength=n).cpu().to(torch.float64)
+            self.succeeded += torch.bincount(comp[ok & seen], minlength=n).cpu().to(torch.float64)
+            if float(self.ended.sum()) >= min_episodes:
+                window = self.succeeded / self.ended.clamp(min=1.0)
+                had = self.ended > 0
+                fresh = had & torch.isnan(self.rate)
+                self.rate = torch.where(fresh, window, self.rate)
+                upd = had & ~fresh
+                self.rate = torch.where(upd, (1.0 - smoothing) * self.rate + smoothing * window, self.rate)
+                ec.course.generator.set_mixture_weights(self.weights(float(floor)))
+                self.ended.zero_()
+                self.succeeded.zero_()
+        w = ec.course.generator.mixture_weights
+        total = sum(w.values())
+        out = {f"share_{k}": v / total for k, v in w.items()}
+        out.update({f"success_{k}": float(self.rate[i]) for i, k in enumerate(self.names)})
+        return out

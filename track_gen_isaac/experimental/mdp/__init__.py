@@ -36,7 +36,7 @@ from track_gen_isaac.experimental.mdp.terminations import (
     laps_done,
     off_track,
 )
-from track_gen_isaac.mdp.curriculum import course_difficulty, course_schedule
+from track_gen_isaac.mdp.curriculum import course_difficulty, course_mixture, course_schedule
 from track_gen_isaac.experimental.mdp.props import move_gate_props
 from track_gen_isaac.experimental.mdp.racer_observations import gate_frames, nearest_poles, racer_state
 from track_gen_isaac.experimental.mdp.randomization import randomize_quadrotor
@@ -57,7 +57,7 @@ __all__ = [
     "place_on_grid", "rivals", "race_reward", "race_over", "race_time_out",
     "racer_state", "gate_frames", "nearest_poles", "randomize_quadrotor", "depth_flat", "depth_image",
     "QuadrotorAction", "quad_state", "body_rate_l2", "altitude_out_of_range",
-    "course_difficulty", "course_schedule",
+    "course_difficulty", "course_mixture", "course_schedule",
     "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint", "place_at_start_or_checkpoint",
     "next_checkpoints", "next_gates", "track_frame", "track_frame_velocity", "lookahead_points", "lap_progress",
     "progress_delta", "progress_rate", "checkpoint_passed", "lap_completed", "collision_penalty", "clearance_penalty", "off_track_penalty",
