@@ -19,8 +19,6 @@ term other than ``time_out`` and ``laps``.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import sys
 import time
@@ -137,11 +135,12 @@ def play(task: str, checkpoint: str | Path | None, *, num_envs: int | None = Non
     import gymnasium as gym
     import torch
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
-    from isaaclab_rl.rsl_rl.utils import check_rsl_rl_version, create_rsl_rl_runner, handle_deprecated_rsl_rl_cfg
+    from isaaclab_rl.rsl_rl.utils import check_rsl_rl_version, handle_deprecated_rsl_rl_cfg
     from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
 
     import track_gen_isaac.tasks  # noqa: F401  (registers the tasks)
     from track_gen_isaac import report
+    from track_gen_isaac.evaluate.rollout import load_policy
 
     if steps < 1:
         raise ValueError(f"steps: expected >= 1, got {steps}")
@@ -167,10 +166,8 @@ def play(task: str, checkpoint: str | Path | None, *, num_envs: int | None = Non
     results = {}
     try:
         if ckpt is not None:
-            with contextlib.redirect_stdout(io.StringIO()):  # the runner prints its networks
-                runner = create_rsl_rl_runner(env, agent_cfg)
-            runner.load(str(ckpt), map_location=dev)
-            policy = runner.get_inference_policy(device=dev)
+            # the checkpoint's own networks (a run trained with agent.critic.hidden_dims=... plays too)
+            policy = load_policy(env, agent_cfg, ckpt, task)
             print(f"[track_gen] playing {ckpt} on {task}: {E} envs x {steps} steps", flush=True)
             results["policy"] = _rollout(env, policy, steps, record)
         if baselines or ckpt is None:

@@ -208,7 +208,8 @@ def test_main_job_trains_plays_and_reports(tmp_path):
     generalist), playback, held-out suite, every shipped real layout, report files."""
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     cmd = [sys.executable, "-m", "track_gen_isaac.main_job", "--num_envs", "32", "--max_iterations", "2",
-           "--device", "cpu", "--play_steps", "30", "--play_envs", "4", "--eval_courses", "4", "--eval_layouts", "2"]
+           "--device", "cpu", "--play_steps", "30", "--play_envs", "4", "--eval_courses", "4", "--eval_layouts", "2",
+           "agent.critic.hidden_dims=[32,32]"]   # a Hydra override of the network: playback follows the checkpoint
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[train] iter ")]
@@ -219,6 +220,9 @@ def test_main_job_trains_plays_and_reports(tmp_path):
     assert len(runs) == 1
     run = runs[0]
     assert sorted(p.name for p in run.glob("model_*.pt")), "no checkpoint written"
+    from track_gen_isaac.evaluate.rollout import checkpoint_shapes
+
+    assert checkpoint_shapes(sorted(run.glob("model_*.pt"))[-1])["critic"] == [32, 32]
     assert (run / "train.log").stat().st_size > 0 and list(run.glob("events.out.tfevents.*"))
     rep = run / "report"
     for name in ("learning_curve.png", "trajectories.png", "summary.json", "summary.md"):
