@@ -142,6 +142,42 @@ def test_gates_v1_courses_are_the_gate_tasks_whoever_flies_them():
     np.testing.assert_array_equal(positions[0][0], positions[1][0][:, : positions[0][0].shape[1]])
 
 
+def test_an_evaluated_take_off_starts_on_the_ground_as_in_training():
+    """A suite of take-off courses (arenas that all start on the ground): the evaluation env puts the
+    body where the task's own placement does (its centre half its height above the ground), and
+    hovering there does not end the run at once (with the body's centre on the ground every
+    take-off was an altitude failure at its first step)."""
+    import torch
+
+    from track_gen.pipeline.presets import REAL_MIXTURE
+    from track_gen_isaac.evaluate.rollout import build_env
+    from track_gen_isaac.evaluate.suites import Suite
+    from track_gen_isaac.tasks.drone_gates_track import _HALF_HEIGHT
+
+    arena = {**REAL_MIXTURE["arena"][1], "gates.ground_start": 1.0}
+    suite = Suite("take-off", "TrackGen-Drone-Gates-Real-Play-v0", 1_000_000_990, laps=1,
+                  course={"mixture": {"arena": (1.0, arena)}}, courses_of=TASK)
+    env, _ = build_env(suite, 4, "cpu")
+    try:
+        base = env.unwrapped
+        env.reset()
+        res = get_course_result(base)
+        assert (res.start_pos.numpy()[:, 2] == 0.0).all()           # every course starts on the ground
+        z = (base.scene["robot"].data.root_pos_w.torch[:, 2] - base.scene.env_origins[:, 2]).numpy()
+        np.testing.assert_allclose(z, _HALF_HEIGHT, atol=1e-6)
+        for _ in range(3):
+            _, _, dones, _ = env.step(torch.zeros(4, 4))
+            assert not dones.any()
+    finally:
+        env.close()
+
+
+def get_course_result(env):
+    from track_gen_isaac.env_course import get_course
+
+    return get_course(env).course.generator.result
+
+
 def test_a_layout_that_breaks_a_rule_is_refused_before_anything_flies():
     """lsy_drone_racing's level 3 holds placeholder gates (drawn at run time): the error names the rule
     and the gates; a low AlphaPilot gate standing on the ground is flown."""

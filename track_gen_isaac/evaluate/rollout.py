@@ -80,13 +80,26 @@ def build_env(suite: Suite, num_courses: int, device: str):
     # the suite fixes its courses: a task's curriculum (e.g. a per-env difficulty) must not move them
     if getattr(cfg, "curriculum", None) is not None:
         cfg.curriculum = None
-    cfg.events.place = EventTermCfg(func=mdp.place_at_course_start, mode="reset",
-                                    params={"jitter": tuple(suite.start_jitter)} if suite.start_jitter else {})
+    place = {"jitter": tuple(suite.start_jitter)} if suite.start_jitter else {}
+    # the task's own height above the course pose: a take-off course starts on the ground, and a body
+    # placed with its centre there (z_offset 0 on gates) ends its run at once below the altitude floor
+    z_offset = place_z_offset(cfg)
+    if z_offset is not None:
+        place["z_offset"] = z_offset
+    cfg.events.place = EventTermCfg(func=mdp.place_at_course_start, mode="reset", params=place)
     cfg.terminations.laps.params["laps"] = int(suite.laps)
     with warnings.catch_warnings():  # the wrapper resets: the start placement without a course reset is deliberate
         warnings.filterwarnings("ignore", message=_NO_RESET_WARNING)
         env = RslRlVecEnvWrapper(gym.make(suite.task, cfg=cfg), clip_actions=agent.clip_actions)
     return env, agent
+
+
+def place_z_offset(cfg) -> float | None:
+    """The ``z_offset`` of the task cfg's own placement event (``events.place``), or None."""
+    place = getattr(getattr(cfg, "events", None), "place", None)
+    params = getattr(place, "params", None) or {}
+    z = params.get("z_offset")
+    return None if z is None else float(z)
 
 
 def checkpoint_shapes(path: Path) -> dict:

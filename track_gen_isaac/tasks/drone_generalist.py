@@ -12,6 +12,9 @@ race instead of one kind of loop.
 * **what it sees**: the racer's 50 values plus the two nearest pole obstacles in the body frame
   within 5 m (:class:`~track_gen_isaac.mdp.nearest_poles`, 5 a pole, with the gates' position
   noise): a lab arena's thin poles stand half a metre from its gates.
+* **curriculum**: :class:`~track_gen_isaac.mdp.course_mixture` reweights the four kinds by their
+  success in training (a kind always finished keeps :data:`MIXTURE_FLOOR` of its weight): the
+  same seeds flew ``gates-v1`` 0.89 / 0.89 with it, 0.94 / 0.44 without (seeds 1 / 3).
 * **starts**: a quarter of the episodes from the course start (a standing start, or a take-off
   where the course starts on the ground), the rest on a random gate (not the last one, which is the
   finish) with the racer's jitter (:class:`~track_gen_isaac.mdp.place_at_start_or_checkpoint`).
@@ -26,6 +29,7 @@ own box, as the racer's ``-Play`` env does.
 
 from __future__ import annotations
 
+from isaaclab.managers import CurriculumTermCfg as CurrTerm
 from isaaclab.managers import EventTermCfg as EventTerm
 from isaaclab.managers import ObservationGroupCfg as ObsGroup
 from isaaclab.managers import ObservationTermCfg as ObsTerm
@@ -47,6 +51,8 @@ START_SHARE = 0.25
 POLE_RANGE = 5.0
 #: the altitude band [m] of the ``altitude`` termination: the ground to above the highest gates drawn
 ALTITUDE = (0.0, 9.0)
+#: the share of its spec weight a kind of course keeps once it is always finished (``course_mixture``)
+MIXTURE_FLOOR = 0.3
 
 
 @configclass
@@ -69,11 +75,18 @@ class RealEventsCfg:
 
 
 @configclass
+class RealCurriculumCfg:
+    # more of the kinds of course not yet finished: a kind always finished keeps 0.3 of its weight
+    kinds = CurrTerm(func=mdp.course_mixture, params={"floor": MIXTURE_FLOOR, "min_episodes": 1024})
+
+
+@configclass
 class DroneGatesRealEnvCfg(DroneGatesRaceEnvCfg):
     """The racer on ``gates_real`` courses: every scale of real track, one pass, some from the ground."""
 
     observations: RealObsCfg = RealObsCfg()
     events: RealEventsCfg = RealEventsCfg()
+    curriculum: RealCurriculumCfg = RealCurriculumCfg()
     course: CourseCfg = with_margin(
         CourseCfg(generator=gates_real_config(), collision="frame", half_extents=_HALF, half_height=_HALF_HEIGHT),
         SAFETY_MARGIN)
@@ -92,6 +105,7 @@ class DroneGatesRealEnvCfg_PLAY(DroneGatesRealEnvCfg):
     def __post_init__(self):
         super().__post_init__()
         _to_play(self)
+        self.curriculum = None
         self.events.place = EventTerm(func=mdp.place_at_course_start, mode="reset", params={"z_offset": _HALF_HEIGHT})
         centre_plant(self)
         body_box(self)
