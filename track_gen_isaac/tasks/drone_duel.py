@@ -141,6 +141,9 @@ class DroneGatesDuelEnvCfg(DroneGatesRealEnvCfg):
         DroneRacingEnvCfg.__post_init__(self)  # not the generalist's: its terminations are not these
         self.episode_length_s = 20.0
         self.scene.env_spacing = 0.0  # the K envs of a race share one origin
+        # the fixed mixture the duel results were measured on (the generalist's curriculum over the
+        # kinds of course counts one drone per env; a race's drones share one course)
+        self.curriculum = None
 
 
 @configclass
