@@ -84,6 +84,16 @@ def _set_flag(arr: wp.array(dtype=wp.int32), index: int, value: int):
     arr[index] = value
 
 
+def _cumulative(weights) -> np.ndarray:
+    """float32 running sums of ``weights`` (summed in float64, rounded once per entry): the mixture's cdf."""
+    cdf = np.zeros(len(weights), np.float32)
+    total = 0.0
+    for i, w in enumerate(weights):
+        total += w
+        cdf[i] = total
+    return cdf
+
+
 class ParamTable:
     """Device storage of every dynamic parameter of a program, plus the static ones' values."""
 
@@ -120,12 +130,9 @@ class ParamTable:
     def _init_mixture(self, mixture: tuple, p: int, device) -> None:
         """Device tables of the mixture: cumulative weights [C], per-component ranges [C, P]."""
         c = max(len(mixture), 1)
-        cdf = np.zeros(c, np.float32)
+        cdf = _cumulative([m[1] for m in mixture]) if mixture else np.zeros(1, np.float32)
         mlo, mhi, mon = np.zeros((c, p), np.float32), np.zeros((c, p), np.float32), np.zeros((c, p), np.int32)
-        total = 0.0
-        for i, (_, weight, ranges) in enumerate(mixture):
-            total += weight
-            cdf[i] = total
+        for i, (_, _, ranges) in enumerate(mixture):
             for n, (a, b) in ranges.items():
                 j = self.index[n]
                 mlo[i, j], mhi[i, j], mon[i, j] = a, b, 1
@@ -138,16 +145,11 @@ class ParamTable:
 
     def set_mixture_weights(self, weights) -> None:
         """Write new component weights (in ``mixture_names`` order, each > 0) into the device cdf: a
-        small write between replays; the same cumulative float32 sums as at construction, so the
-        spec's own weights give back the same draws bit for bit."""
+        small write between replays; the same cumulative float32 sums as at construction
+        (:func:`_cumulative`), so the spec's own weights give back the same draws bit for bit."""
         refuse_under_capture(self.device, "setting mixture weights", "a recorded write would restore the old "
                              "weights at every replay; set them between replays")
-        cdf = np.zeros(len(weights), np.float32)
-        total = 0.0
-        for i, w in enumerate(weights):
-            total += w
-            cdf[i] = total
-        self.mix_cdf.assign(cdf)
+        self.mix_cdf.assign(_cumulative(weights))
         self.mixture_weights = [float(w) for w in weights]
 
     def values_of(self, name: str) -> wp.array:

@@ -19,6 +19,15 @@ from track_gen_isaac.mdp._base import CourseTerm
 __all__ = ["course_difficulty", "course_mixture", "course_schedule"]
 
 
+def _ended(env, env_ids):
+    """(index, ended mask) of a reset's envs: ``env_ids`` as an index into the env's per-env buffers
+    (a slice for None) and which of them end an episode (``episode_length_buf > 0``)."""
+    idx = slice(None) if env_ids is None else env_ids
+    if not isinstance(idx, slice):
+        idx = torch.as_tensor(idx, device=env.episode_length_buf.device).to(torch.long)
+    return idx, env.episode_length_buf[idx] > 0
+
+
 class course_schedule(CourseTerm):
     """Step a generator parameter through ``values`` as the success rate allows.
 
@@ -73,10 +82,7 @@ class course_schedule(CourseTerm):
         if not self._started:
             self._started = True
             self._apply(param)
-        idx = slice(None) if env_ids is None else env_ids
-        if not isinstance(idx, slice):
-            idx = torch.as_tensor(idx, device=env.episode_length_buf.device).to(torch.long)
-        ended = env.episode_length_buf[idx] > 0
+        idx, ended = _ended(env, env_ids)
         n = int(ended.sum())
         if n:
             res = ec.step()
@@ -154,10 +160,7 @@ class course_difficulty(CourseTerm):
             ec.course.generator.params[self.param] = 0.0
             self.level.fill_(float(start))
             self.offset.copy_(self.level)
-        idx = slice(None) if env_ids is None else env_ids
-        if not isinstance(idx, slice):
-            idx = torch.as_tensor(idx, device=env.episode_length_buf.device).to(torch.long)
-        ended = env.episode_length_buf[idx] > 0
+        idx, ended = _ended(env, env_ids)
         rate = float("nan")
         if bool(ended.any()):
             res = ec.step()
@@ -232,10 +235,7 @@ class course_mixture(CourseTerm):
     def __call__(self, env, env_ids, course_name: str = "course", laps: int = 1, floor: float = 0.3,
                  min_episodes: int = 1024, smoothing: float = 0.5):
         ec = self.ec
-        idx = slice(None) if env_ids is None else env_ids
-        if not isinstance(idx, slice):
-            idx = torch.as_tensor(idx, device=env.episode_length_buf.device).to(torch.long)
-        ended = env.episode_length_buf[idx] > 0
+        idx, ended = _ended(env, env_ids)
         if bool(ended.any()):
             res = ec.step()
             ok = (ec.torch(res.events.laps)[idx] >= int(laps)) & ended
@@ -246,11 +246,9 @@ class course_mixture(CourseTerm):
             self.succeeded += torch.bincount(comp[ok & seen], minlength=n).cpu().to(torch.float64)
             if float(self.ended.sum()) >= min_episodes:
                 window = self.succeeded / self.ended.clamp(min=1.0)
-                had = self.ended > 0
-                fresh = had & torch.isnan(self.rate)
-                self.rate = torch.where(fresh, window, self.rate)
-                upd = had & ~fresh
-                self.rate = torch.where(upd, (1.0 - smoothing) * self.rate + smoothing * window, self.rate)
+                # the first window of a component sets its rate, later ones move it by ``smoothing``
+                new = torch.where(torch.isnan(self.rate), window, (1.0 - smoothing) * self.rate + smoothing * window)
+                self.rate = torch.where(self.ended > 0, new, self.rate)
                 ec.course.generator.set_mixture_weights(self.weights(float(floor)))
                 self.ended.zero_()
                 self.succeeded.zero_()
