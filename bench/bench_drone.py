@@ -13,7 +13,10 @@ Variants:
   twins, every manager stage recorded once and replayed);
 * ``mjwarp-defaults``: the stable env with MuJoCo-Warp's default solver settings (contacts,
   100 iterations) instead of the task's contact-free settings -- the baseline for the solver
-  choice.
+  choice;
+* ``eager-physics``: the stable env with the physics step run eagerly (``use_cuda_graph=False``)
+  instead of recorded once and replayed (:mod:`track_gen_isaac.physics_graph`) -- the baseline
+  for recording it on the CPU.
 
 Ratios are against ``stable`` of the same task and E, and (step time) against the Gates task of the
 same E and variant (the cost of what a task adds, e.g. the depth image of ``Gates-Depth``), measured
@@ -44,9 +47,9 @@ wp.config.log_level = wp.LOG_WARNING
 
 from bench.bench_generate import load_avg, machine_info  # noqa: E402
 
-VARIANTS = ("stable", "warp", "mjwarp-defaults")
+VARIANTS = ("stable", "warp", "mjwarp-defaults", "eager-physics")
 #: the task families (``TrackGen-Drone-<family>-v0``) this benchmark builds
-TASKS = ("Gates", "Track", "Gates-Depth", "Gates-Race")
+TASKS = ("Gates", "Track", "Gates-Depth", "Gates-Race", "Gates-Real")
 
 
 def bench_one(family: str, variant: str, num_envs: int, args) -> dict:
@@ -64,6 +67,8 @@ def bench_one(family: str, variant: str, num_envs: int, args) -> dict:
     cfg.seed = 0
     if variant == "mjwarp-defaults":
         cfg.sim.physics = NewtonCfg(solver_cfg=MJWarpSolverCfg())
+    elif variant == "eager-physics":
+        cfg.sim.physics.use_cuda_graph = False
     env = gym.make(task, cfg=cfg)
     gen = torch.Generator().manual_seed(0)
     env.reset()

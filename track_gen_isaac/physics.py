@@ -31,10 +31,14 @@ SHORT_HAND_OVER = True
 
 
 def solver_cfg():
-    """MuJoCo-Warp for one free body per env: no contacts, no constraint rows."""
+    """MuJoCo-Warp for one free body per env: no contacts, no constraint rows, the step recorded as
+    a graph on the CPU too (:mod:`track_gen_isaac.physics_graph`)."""
     from isaaclab_newton.physics import MJWarpSolverCfg
 
-    return MJWarpSolverCfg(disable_contacts=True, njmax=0, nconmax=0, iterations=1, ls_iterations=1)
+    from track_gen_isaac.physics_graph import NewtonGraphedMJWarpManager
+
+    return MJWarpSolverCfg(class_type=NewtonGraphedMJWarpManager, disable_contacts=True, njmax=0, nconmax=0, iterations=1,
+                           ls_iterations=1)
 
 
 def _mujoco_warp_solver():
@@ -70,10 +74,12 @@ def free_body_step() -> None:
         raise ValueError("free_body_step: the simulated bodies have joint damping, which MuJoCo-Warp's Euler step "
                          "with no constraint rows (njmax=0) cannot integrate; give the solver constraint rows")
     model.opt.disableflags |= flag
+    from isaaclab.physics import PhysicsManager
     from isaaclab_newton.physics import NewtonManager
 
     if getattr(NewtonManager, "_graph", None) is not None:
-        NewtonManager._invalidate_graph()
+        manager = getattr(PhysicsManager._sim, "physics_manager", NewtonManager)   # the active subclass
+        manager._invalidate_graph()
 
 
 def hand_over_inertia() -> None:

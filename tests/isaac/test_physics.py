@@ -103,3 +103,46 @@ def test_short_inertia_hand_over_is_bit_identical(monkeypatch):
     assert resets > 10 and used > 0, "the comparison must cover resets that drew new masses through the short path"
     assert np.isfinite(short).all()
     np.testing.assert_array_equal(short, full)
+
+
+def _race_recorded(record: bool):
+    """Positions and observations of 64 envs of the generalist racer (resets with new masses, courses
+    and placements) with the physics step recorded and replayed (the registered setting) or run
+    eagerly (``use_cuda_graph=False``), and whether a graph was replayed."""
+    import gymnasium as gym
+    from isaaclab_newton.physics import NewtonManager
+    from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
+
+    import track_gen_isaac.tasks  # noqa: F401
+    from track_gen_isaac.physics_graph import NewtonGraphedMJWarpManager
+
+    task = "TrackGen-Drone-Gates-Real-v0"
+    cfg = load_cfg_from_registry(task, "env_cfg_entry_point")
+    cfg.scene.num_envs = 64
+    cfg.sim.device = "cpu"
+    cfg.seed = 7
+    cfg.sim.physics.use_cuda_graph = record
+    env = gym.make(task, cfg=cfg)
+    assert env.unwrapped.sim.physics_manager is NewtonGraphedMJWarpManager
+    data = env.unwrapped.scene["robot"].data
+    obs, _ = env.reset()
+    gen = torch.Generator().manual_seed(1)
+    pos, obs_all, resets = [], [], 0
+    for _ in range(60):
+        obs, _, term, trunc, _ = env.step(torch.rand(64, 4, generator=gen) * 1.8 - 0.9)
+        resets += int((torch.as_tensor(term) | torch.as_tensor(trunc)).sum())
+        pos.append(data.root_pos_w.torch.clone().numpy())
+        obs_all.append(obs["policy"].clone().numpy())
+    graph = NewtonManager._graph is not None
+    env.close()
+    return np.stack(pos), np.stack(obs_all), resets, graph
+
+
+def test_the_physics_step_recorded_on_the_cpu_replays_bit_identically():
+    recorded, obs_r, resets, graph = _race_recorded(True)
+    eager, obs_e, _, no_graph = _race_recorded(False)
+    assert graph and not no_graph, "the registered task records the step on the CPU; use_cuda_graph=False does not"
+    assert resets > 10, "the comparison must cross resets (new courses, masses, placements)"
+    assert np.abs(recorded[-1] - recorded[0]).max() > 0.05
+    np.testing.assert_array_equal(recorded, eager)
+    np.testing.assert_array_equal(obs_r, obs_e)
