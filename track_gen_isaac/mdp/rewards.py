@@ -63,31 +63,83 @@ def rate_kernel(inv_dt: float, clip: float, use_clip: int, src: wp.array(dtype=w
     reward_out[e] = v
 
 
+@wp.kernel
+def rate_leg_kernel(inv_dt: float, clip: float, use_clip: int, leg_accel: float, agents: int,
+                    valid: wp.array(dtype=wp.int32), cp_pos: wp.array2d(dtype=wp.vec3f),
+                    cp_count: wp.array(dtype=wp.int32), cp_closed: wp.array(dtype=wp.int32),
+                    next_index: wp.array(dtype=wp.int32), src: wp.array(dtype=wp.float32),
+                    reward_out: wp.array(dtype=wp.float32)):
+    """out = src / dt clamped to [-cap, cap]: cap = sqrt(leg_accel * leg), ``leg`` the distance from
+    the next checkpoint to the one after it (on a loop the one after wraps; on a one-pass course
+    the last checkpoint has none), and at most ``clip`` with ``use_clip``. No leg and no clip: not
+    clamped. One thread per agent, reading its race's course (``a // agents``)."""
+    a = wp.tid()
+    e = a // agents
+    v = src[a] * inv_dt
+    cap = float(0.0)
+    capped = int(0)
+    if use_clip != 0:
+        cap = clip
+        capped = 1
+    n = wp.min(cp_count[e], cp_pos.shape[1])
+    k = next_index[a]
+    if valid[e] != 0 and n >= 2 and k >= 0 and k < n:
+        k2 = k + 1
+        if cp_closed[e] != 0:
+            k2 = k2 % n
+        if k2 < n:
+            c = wp.sqrt(leg_accel * wp.length(cp_pos[e, k2] - cp_pos[e, k]))
+            if capped == 0 or c < cap:
+                cap = c
+            capped = 1
+    if capped != 0 and not wp.isnan(v):
+        v = wp.clamp(v, -cap, cap)
+    reward_out[a] = v
+
+
 class progress_rate(CourseTerm):
     """Speed along the course [m/s]: the distance gained this step (``events.delta``) divided by the
     env step ``env.step_dt`` (``sim.dt * decimation``); negative when going back, clipped to
     ``[-clip, clip]`` [m/s] when ``clip`` is given. Isaac Lab multiplies a reward by ``weight * dt``,
     so an episode's sum is ``weight`` per metre whatever the control dt (with
-    :class:`progress_delta` it is ``weight * dt`` per metre)."""
+    :class:`progress_delta` it is ``weight * dt`` per metre).
+
+    ``leg_accel`` [m/s^2] also caps the rate by the course ahead: at ``sqrt(leg_accel * leg)``, ``leg``
+    the distance from the next checkpoint to the one after it -- the speed of a turn of radius ``leg``
+    at lateral acceleration ``leg_accel``. Where the gates after the next one are close (a lab
+    arena's hairpin half a metre behind a gate) flying faster earns nothing, so the policy is not
+    paid to arrive at a gate too fast to make the turn behind it; long legs (a sprint) keep their
+    speed. A heuristic of the reward, not a limit of the vehicle: the time-optimal objective holds
+    where the cap is above the speed flown."""
 
     multi_agent = True  # per-agent results only
 
-    def check(self, clip=None):
+    def check(self, clip=None, leg_accel=None):
         if clip is not None and (isinstance(clip, bool) or not isinstance(clip, numbers.Real) or not clip > 0):
             raise ValueError(f"clip: expected None or a number > 0 [m/s], got {clip!r}")
+        if leg_accel is not None and (isinstance(leg_accel, bool) or not isinstance(leg_accel, numbers.Real)
+                                      or not leg_accel > 0):
+            raise ValueError(f"leg_accel: expected None or a number > 0 [m/s^2], got {leg_accel!r}")
         dt = float(self._env.step_dt)
         if not dt > 0:
             raise ValueError(f"the env step dt (sim.dt * decimation) is {dt!r}; progress_rate needs it > 0")
         self._inv_dt = 1.0 / dt
 
-    def launch(self, out, clip=None):
+    def launch(self, out, clip=None, leg_accel=None):
         ec = self.ec
-        wp.launch(rate_kernel, dim=ec.num_envs,
-                  inputs=[self._inv_dt, float(clip or 0.0), int(clip is not None), self.read().events.delta],
+        delta = self.read().events.delta
+        if leg_accel is None:
+            wp.launch(rate_kernel, dim=ec.num_envs, inputs=[self._inv_dt, float(clip or 0.0), int(clip is not None), delta],
+                      outputs=[out], device=ec.device)
+            return
+        cp = ec.course.checkpoints
+        wp.launch(rate_leg_kernel, dim=ec.num_envs,
+                  inputs=[self._inv_dt, float(clip or 0.0), int(clip is not None), float(leg_accel), ec.agents,
+                          ec.course.result.valid, cp.pos, cp.count, cp.closed, ec.course.progress.next_index, delta],
                   outputs=[out], device=ec.device)
 
-    def __call__(self, env, course_name: str = "course", clip: float | None = None):
-        return self.compute(clip=clip)
+    def __call__(self, env, course_name: str = "course", clip: float | None = None, leg_accel: float | None = None):
+        return self.compute(clip=clip, leg_accel=leg_accel)
 
 
 @wp.kernel

@@ -20,8 +20,9 @@ class progress_delta(ReaderTerm, stable.progress_delta):
 class progress_rate(ReaderTerm, stable.progress_rate):
     __doc__ = stable.progress_rate.__doc__
 
-    def __call__(self, env, out, course_name: str = "course", clip: float | None = None):
-        self.launch(out, clip=clip)
+    def __call__(self, env, out, course_name: str = "course", clip: float | None = None,
+                 leg_accel: float | None = None):
+        self.launch(out, clip=clip, leg_accel=leg_accel)
 
 
 class checkpoint_passed(ReaderTerm, stable.checkpoint_passed):
