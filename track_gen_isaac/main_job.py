@@ -32,7 +32,8 @@ from track_gen_isaac.task_ids import play_task_of, task_family
 __all__ = ["main", "play_task_of", "default_device", "default_iterations", "task_family"]
 
 DEFAULT_TASK = "TrackGen-Drone-Gates-Real-v0"
-#: main-job defaults; on 2 CPU cores training takes 6.5 to 11 minutes (README, "Two commands"; override with the flags).
+#: main-job defaults (override with the flags); the default task's whole job takes 14.5 minutes on 2 CPU cores
+#: (README, "Two commands")
 #: The car (``Car-Track``): 400 iterations, 9.7 minutes of training on 2 cores, 11.4 minutes for the whole job
 #: (measured, seed 1, on a machine shared with other runs; docs/isaac/car-racing.rst)
 CPU_DEFAULTS = {"num_envs": 1024, "max_iterations": 500}
@@ -40,7 +41,7 @@ GPU_DEFAULTS = {"num_envs": 4096, "max_iterations": 600}
 #: CPU iteration budgets measured for one task family (``TrackGen-Drone-<family>[-Warp][-Play]-v0``)
 #: where the shared 500 is not the best one: both racers keep getting faster up to 900 and, with
 #: their crash weight and safety margin, stay as reliable (docs/isaac/drone-racing.rst, seed study;
-#: about 12.5 minutes of training on 2 cores; the duel task: 900 iterations of 1024 drones, a median 1.13 s
+#: 13.5 minutes of the generalist's training on 2 cores; the duel task: 900 iterations of 1024 drones, a median 1.13 s
 #: each, about 17 minutes: docs/user-guide/head-to-head.rst, "Measured"; the car: see CPU_DEFAULTS)
 CPU_ITERATIONS = {"Gates-Race": 900, "Gates-Race-Curriculum": 900, "Gates-Real": 900, "Car-Track": 400,
                   "Gates-Duel": 900}

@@ -88,10 +88,21 @@ def test_bad_start_share_is_refused_when_the_env_is_built():
 
 
 def test_both_runtimes_fly_the_generalist_the_same():
+    from isaaclab.managers import ObservationTermCfg as ObsTerm
+
+    from track_gen_isaac import mdp
+    from track_gen_isaac.experimental import mdp as warp_mdp
+
     from .test_racer_runtimes import _fly
 
-    stable = _fly(TASK, steps=40)
-    warp = _fly(TASK.replace("-v0", "-Warp-v0"), steps=40)
+    def with_remaining(term):
+        # the privileged course_remaining term appended to the policy's values, in its runtime's twin
+        return lambda cfg: setattr(cfg.observations.policy, "left", ObsTerm(func=term))
+
+    stable = _fly(TASK, steps=40, edit=with_remaining(mdp.course_remaining))
+    warp = _fly(TASK.replace("-v0", "-Warp-v0"), steps=40, edit=with_remaining(warp_mdp.course_remaining))
+    assert stable["obs"].shape[-1] == 60 + 2
+    assert np.unique(stable["obs"][:, :, -2]).size > 2      # gates passed and resets: the count changes
     np.testing.assert_array_equal(stable["done"], warp["done"])
     np.testing.assert_allclose(warp["pos"], stable["pos"], atol=1e-4)
     np.testing.assert_allclose(warp["rew"], stable["rew"], atol=1e-4, rtol=1e-4)
@@ -248,5 +259,54 @@ def test_nearest_poles_match_the_reference():
         # the range drops poles: fewer present than with no range, on some course
         assert (obs["near"][:, 0::5].sum() < obs["clean5"][:, 0::5].sum())
         assert obs["poles"].shape == (32, 10)       # the task's own term, with noise
+    finally:
+        e.close()
+
+
+def _course_remaining_reference(p, cp_pos, cp_s, count, length, closed, valid, nxt):
+    """float64 numpy: (checkpoints left, straight distance to the next one + course-line arc from it
+    to the finish: the last checkpoint, or the lap's end on a loop); zeros when done or invalid."""
+    n = min(int(count), cp_pos.shape[0])
+    if not valid or n <= 0 or not 0 <= nxt < n:
+        return np.zeros(2)
+    end = float(length) if closed else float(cp_s[n - 1])
+    return np.array([n - nxt, max(end - cp_s[nxt], 0.0) + np.linalg.norm(cp_pos[nxt] - p)])
+
+
+def test_course_remaining_matches_the_reference():
+    """In a real env of the generalist: the privileged term against numpy after random flight
+    (gates passed, envs reset to random gates, so ``next`` varies)."""
+    import gymnasium as gym
+    import torch
+    from isaaclab.managers import ObservationTermCfg as ObsTerm
+
+    from track_gen_isaac import mdp
+    from track_gen_isaac.env_course import get_course
+
+    n_env = 48
+    cfg = _cfg(TASK, n_env)
+    pol = cfg.observations.policy
+    pol.concatenate_terms = False
+    pol.left = ObsTerm(func=mdp.course_remaining)
+    e = gym.make(TASK, cfg=cfg)
+    try:
+        env = e.unwrapped
+        obs, _ = e.reset()
+        gen = torch.Generator().manual_seed(5)
+        nexts = set()
+        for _ in range(12):
+            obs, *_ = e.step(torch.rand(n_env, 4, generator=gen) * 1.2 - 0.6)
+            ec = get_course(env)
+            cp = ec.course.checkpoints
+            pos, s, cnt = cp.pos.numpy(), cp.s.numpy(), cp.count.numpy()
+            length, closed = cp.length.numpy(), cp.closed.numpy()
+            valid, nxt = ec.course.result.valid.numpy(), ec.course.progress.next_index.numpy()
+            d = env.scene["robot"].data
+            p = (d.root_pos_w.torch - env.scene.env_origins).numpy().astype(np.float64)
+            ref = np.stack([_course_remaining_reference(p[i], pos[i], s[i], cnt[i], length[i], closed[i], valid[i],
+                                                        nxt[i]) for i in range(n_env)])
+            np.testing.assert_allclose(obs["policy"]["left"].numpy(), ref, rtol=1e-4, atol=1e-4)
+            nexts |= set(nxt.tolist())
+        assert len(nexts) >= 3, f"the flights should stand before several different gates, saw {sorted(nexts)}"
     finally:
         e.close()

@@ -9,10 +9,13 @@ import torch
 from .test_racer import _cfg
 
 
-def _fly(task, steps=60):
+def _fly(task, steps=60, edit=None):
+    """Fly ``task`` with seeded random actions; ``edit(cfg)`` changes its config first."""
     import gymnasium as gym
 
     cfg = _cfg(task, 8)
+    if edit is not None:
+        edit(cfg)
     e = gym.make(task, cfg=cfg)
     base = e.unwrapped
     gen = torch.Generator().manual_seed(0)

@@ -53,12 +53,12 @@ __all__ = [
     "wrong_way_penalty",
     "collided", "off_track", "laps_done", "gate_missed", "invalid_course",
 ]
-from track_gen_isaac.mdp.racer_observations import gate_frames, nearest_poles, racer_state
+from track_gen_isaac.mdp.racer_observations import course_remaining, gate_frames, nearest_poles, racer_state
 from track_gen_isaac.mdp.depth import depth_flat, depth_image
 from track_gen_isaac.mdp.randomization import randomize_quadrotor
 from track_gen_isaac.mdp.duel import RaceCfg, get_race, place_on_grid, race_over, race_reward, race_time_out, rivals
 
-__all__ += ["racer_state", "gate_frames", "nearest_poles", "randomize_quadrotor", "depth_flat", "depth_image"]
+__all__ += ["racer_state", "gate_frames", "nearest_poles", "course_remaining", "randomize_quadrotor", "depth_flat", "depth_image"]
 __all__ += ["RaceCfg", "get_race", "place_on_grid", "rivals", "race_reward", "race_over", "race_time_out"]
 
 # Importing the warp package declares the warp twins (track_gen_isaac.experimental.mdp) to Isaac Lab's warp

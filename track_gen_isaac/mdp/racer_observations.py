@@ -9,6 +9,8 @@ drone's own estimated state, nothing in a world or course frame).
   optional position noise.
 * :class:`nearest_poles`: the course's nearest pole obstacles in the body frame (5 values a pole),
   with optional position noise -- what a racer needs to fly a lab arena of thin poles.
+* :class:`course_remaining`: the gates and metres left to the finish -- privileged (no real drone
+  knows it), for a critic that must tell a 3 m arena's return from a 150 m sprint's.
 
 Noise is counter based (:mod:`track_gen_isaac.mdp.obs_noise`): the same draws in both runtimes.
 """
@@ -26,7 +28,8 @@ from track_gen_isaac.mdp.obs_noise import ObsNoise, check_std
 from track_gen_isaac.mdp.observations import next_checkpoints, next_checkpoints_kernel
 from track_gen_isaac.mdp.quadrotor import _action_term
 
-__all__ = ["racer_state", "gate_frames", "nearest_poles", "racer_state_dim", "ATTITUDES", "POLE_VALUES"]
+__all__ = ["racer_state", "gate_frames", "nearest_poles", "course_remaining", "racer_state_dim", "ATTITUDES",
+           "POLE_VALUES"]
 
 wp.set_module_options({"enable_backward": False})
 
@@ -339,3 +342,66 @@ class nearest_poles(CourseTerm):
                  max_range: float | None = None):
         return self.compute(num=num, noise_std=noise_std, max_range=max_range)
 
+
+
+@wp.kernel
+def course_remaining_kernel(
+    # parameters
+    agents: int,
+    # inputs
+    pos_w: wp.array(dtype=wp.vec3f),
+    origin: wp.array(dtype=wp.vec3f),
+    valid: wp.array(dtype=wp.int32),
+    cp_pos: wp.array2d(dtype=wp.vec3f),
+    cp_s: wp.array2d(dtype=wp.float32),
+    cp_count: wp.array(dtype=wp.int32),
+    cp_length: wp.array(dtype=wp.float32),
+    cp_closed: wp.array(dtype=wp.int32),
+    next_index: wp.array(dtype=wp.int32),
+    # outputs
+    obs_out: wp.array2d(dtype=wp.float32),
+):
+    """Per agent ``a`` (course ``a // agents``): the checkpoints left (``count - next``) and the
+    metres left: the straight distance to the next checkpoint plus the course line's arc length
+    from it to the finish (the last checkpoint of a one-pass course, the lap's end on a loop).
+    Zeros on an invalid course or once the last checkpoint is passed."""
+    a = wp.tid()
+    e = a // agents
+    obs_out[a, 0] = 0.0
+    obs_out[a, 1] = 0.0
+    n = wp.min(cp_count[e], cp_pos.shape[1])
+    k = next_index[a]
+    if valid[e] == 0 or n <= 0 or k < 0 or k >= n:
+        return
+    end_s = cp_s[e, n - 1]
+    if cp_closed[e] != 0:
+        end_s = cp_length[e]
+    p = pos_w[a] - origin[a]
+    obs_out[a, 0] = float(n - k)
+    obs_out[a, 1] = wp.max(end_s - cp_s[e, k], 0.0) + wp.length(cp_pos[e, k] - p)
+
+
+class course_remaining(CourseTerm):
+    """What is left of the course, ``[E, 2]``: the checkpoints (gates) still to pass and the metres to
+    the finish (the straight distance to the next checkpoint plus the course line's arc length from
+    it to the last checkpoint; on a loop, to the lap's end). Privileged: a real drone does not know
+    it, so it belongs in a critic's observations, where it tells the value of a 3 m arena from that
+    of a 150 m sprint (the progress still to be earned). Zeros once the course is done, and on an
+    invalid course. Supports K agents per course."""
+
+    multi_agent = True
+
+    def out_shape(self):
+        return (self.num_envs, 2)
+
+    def launch(self, out):
+        ec = self.ec
+        self.read()
+        cp = ec.course.checkpoints
+        wp.launch(course_remaining_kernel, dim=ec.num_envs,
+                  inputs=[ec.agents, ec.position, ec.origin, ec.course.result.valid, cp.pos, cp.s, cp.count, cp.length,
+                          cp.closed, ec.course.progress.next_index],
+                  outputs=[out], device=ec.device)
+
+    def __call__(self, env, course_name: str = "course"):
+        return self.compute()

@@ -38,7 +38,7 @@ from track_gen_isaac.experimental.mdp.terminations import (
 )
 from track_gen_isaac.mdp.curriculum import course_difficulty, course_mixture, course_schedule
 from track_gen_isaac.experimental.mdp.props import move_gate_props
-from track_gen_isaac.experimental.mdp.racer_observations import gate_frames, nearest_poles, racer_state
+from track_gen_isaac.experimental.mdp.racer_observations import course_remaining, gate_frames, nearest_poles, racer_state
 from track_gen_isaac.experimental.mdp.randomization import randomize_quadrotor
 from track_gen_isaac.experimental.mdp.depth import depth_flat, depth_image
 from track_gen_isaac.experimental.mdp.duel import place_on_grid, race_over, race_reward, race_time_out, rivals
@@ -55,7 +55,7 @@ __all__ = [
     "CarAction", "car_state", "band_ahead", "car_spun", "car_stalled", "car_slip_l2",
     "move_gate_props",
     "place_on_grid", "rivals", "race_reward", "race_over", "race_time_out",
-    "racer_state", "gate_frames", "nearest_poles", "randomize_quadrotor", "depth_flat", "depth_image",
+    "racer_state", "gate_frames", "nearest_poles", "course_remaining", "randomize_quadrotor", "depth_flat", "depth_image",
     "QuadrotorAction", "quad_state", "body_rate_l2", "altitude_out_of_range",
     "course_difficulty", "course_mixture", "course_schedule",
     "regenerate_course", "reset_course", "place_at_course_start", "place_at_checkpoint", "place_at_start_or_checkpoint",

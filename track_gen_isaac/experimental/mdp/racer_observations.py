@@ -11,7 +11,7 @@ from track_gen_isaac.experimental.mdp._base import ReaderTerm
 from track_gen_isaac.experimental.mdp.observations import _ObsTerm
 from track_gen_isaac.mdp import racer_observations as stable_obs
 
-__all__ = ["racer_state", "gate_frames", "nearest_poles"]
+__all__ = ["racer_state", "gate_frames", "nearest_poles", "course_remaining"]
 
 
 class racer_state(stable_obs.racer_state, WarpManagerTermBase):
@@ -55,3 +55,10 @@ class nearest_poles(_ObsTerm, stable_obs.nearest_poles):
         self.noise.reset(env_mask=env_mask, env_ids=env_ids)
         return ReaderTerm.reset(self, env_ids, env_mask)
 
+
+
+class course_remaining(_ObsTerm, stable_obs.course_remaining):
+    __doc__ = stable_obs.course_remaining.__doc__
+
+    def __call__(self, env, out, course_name: str = "course"):
+        self.launch(out)
