@@ -343,7 +343,6 @@ class nearest_poles(CourseTerm):
         return self.compute(num=num, noise_std=noise_std, max_range=max_range)
 
 
-
 @wp.kernel
 def course_remaining_kernel(
     # parameters

@@ -56,7 +56,6 @@ class nearest_poles(_ObsTerm, stable_obs.nearest_poles):
         return ReaderTerm.reset(self, env_ids, env_mask)
 
 
-
 class course_remaining(_ObsTerm, stable_obs.course_remaining):
     __doc__ = stable_obs.course_remaining.__doc__
 
