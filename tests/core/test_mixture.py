@@ -209,3 +209,69 @@ def test_reweighting_needs_a_mixture_and_is_refused_under_capture():
     with wp.ScopedCapture(device="cpu"):
         with pytest.raises(Exception, match="setting mixture weights"):
             g.set_mixture_weights({"small": 2.0})
+
+
+def test_new_ranges_reach_a_recorded_regeneration_and_the_specs_ranges_give_its_draws_back():
+    """``set_mixture_ranges`` between replays: the next replay draws the component's values from the
+    new ranges (a name it did not set joins it), the other component is untouched, and writing the
+    spec's ranges back gives the spec's draws bit for bit."""
+    base, g = mixed(512, seeds=5), mixed(512, seeds=5)
+    spec_small = g.mixture_ranges("small")
+    assert spec_small["gates.size"] == (3.0, 6.0) and spec_small["gate_frames.gate_width"] == pytest.approx((0.4, 0.4))
+    assert "gates.yaw_jitter" not in spec_small
+    with wp.ScopedCapture(device="cpu") as cap:
+        g.enqueue(advance=True)
+    g.set_mixture_ranges("small", {"gates.size": (4.0, 4.5), "gates.yaw_jitter": 0.1})
+    assert g.mixture_ranges("small")["gates.size"] == (4.0, 4.5)
+    assert g.mixture_ranges("small")["gates.yaw_jitter"] == pytest.approx((0.1, 0.1))
+    assert g.mixture_ranges("big") == base.mixture_ranges("big")
+    wp.capture_launch(cap.graph)
+    comp, arena = g.mixture_component.numpy(), g.result.arena.numpy()
+    jitter = g.param_values("gates.yaw_jitter").numpy()
+    assert ((arena[comp == 0] >= 4.0) & (arena[comp == 0] <= 4.5)).all()
+    np.testing.assert_array_equal(jitter[comp == 0], np.float32(0.1))
+    np.testing.assert_array_equal(jitter[comp == 1], np.float32(0.3))     # big keeps the base value
+    assert ((arena[comp == 1] >= 20.0) & (arena[comp == 1] <= 40.0)).all()
+    # the same draw u of each env, mapped into the new range: lo + (hi - lo) * u as the resolver does
+    ref = mixed(512, seeds=5)
+    ref.enqueue(advance=True)
+    u = (ref.param_values("gates.size").numpy()[comp == 0].astype(np.float64) - 3.0) / 3.0
+    np.testing.assert_allclose(g.param_values("gates.size").numpy()[comp == 0], 4.0 + 0.5 * u, atol=2e-6)
+    g.set_mixture_ranges("small", {**spec_small, "gates.yaw_jitter": 0.3})
+    g._params._mix_on[0, g._params.index["gates.yaw_jitter"]] = 0          # the spec did not set it
+    g._params.mix_on.assign(g._params._mix_on)
+    wp.capture_launch(cap.graph)
+    base.enqueue(advance=True)
+    base.enqueue(advance=True)
+    a, b = state(base), state(g)
+    for k in a:
+        assert a[k].tobytes() == b[k].tobytes(), k
+
+
+@pytest.mark.parametrize("component, ranges, err, match", [
+    ("tiny", {"gates.size": 4.0}, KeyError, r"unknown component 'tiny'"),
+    ("small", {"gates.nope": 4.0}, KeyError, "unknown parameter 'gates.nope'"),
+    ("small", {"gates.size": (5.0, 4.0)}, ValueError, "lo=5 > hi=4"),
+    ("small", {"gates.size": (1.0, 2.0, 3.0)}, TypeError, "a number or a pair"),
+    ("small", {"gate_frames.gate_width": (-1.0, 0.5)}, ValueError, "outside"),
+    ("small", [("gates.size", 4.0)], TypeError, "expected a mapping"),
+])
+def test_bad_mixture_ranges_are_refused_and_change_nothing(component, ranges, err, match):
+    g = mixed(8)
+    before = {c: g.mixture_ranges(c) for c in ("small", "big")}
+    lo = g._params.mix_lo.numpy().copy()
+    with pytest.raises(err, match=match):
+        g.set_mixture_ranges(component, {"gates.max_spacing": 3.0, **ranges} if isinstance(ranges, dict) else ranges)
+    assert {c: g.mixture_ranges(c) for c in ("small", "big")} == before
+    np.testing.assert_array_equal(g._params.mix_lo.numpy(), lo)
+
+
+def test_setting_ranges_needs_a_mixture_and_is_refused_under_capture():
+    plain = tg.GateGenerator(presets.gates(8, "cpu", gate_width=1.0), seeds=1)
+    with pytest.raises(ValueError, match="no mixture"):
+        plain.set_mixture_ranges("a", {"gates.size": 4.0})
+    g = mixed(8)
+    with wp.ScopedCapture(device="cpu"):
+        with pytest.raises(Exception, match="setting mixture ranges"):
+            g.set_mixture_ranges("small", {"gates.size": 4.0})
+    assert g.mixture_ranges("small")["gates.size"] == (3.0, 6.0)

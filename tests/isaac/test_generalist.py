@@ -310,3 +310,39 @@ def test_course_remaining_matches_the_reference():
         assert len(nexts) >= 3, f"the flights should stand before several different gates, saw {sorted(nexts)}"
     finally:
         e.close()
+
+
+def test_a_layout_run_is_not_ended_by_the_course_line_tube():
+    """Flown on a real layout through the evaluation's own env, a drone far from the course line
+    flies on (the tube is lifted: ``LAYOUT_OFF_COURSE``); on ``gates-v1`` the same task's env ends
+    it ``off_course``."""
+    import dataclasses
+    from pathlib import Path
+
+    import torch
+
+    from track_gen_isaac.env_course import get_course
+    from track_gen_isaac.evaluate.layout_suite import layout_suite
+    from track_gen_isaac.evaluate.rollout import build_env
+    from track_gen_isaac.evaluate.suites import get_suite
+
+    from .helpers import teleport
+
+    path = Path(__file__).resolve().parents[2] / "track_gen/layouts/data/aigp_competition_swift.toml"
+    play = "TrackGen-Drone-Gates-Real-Play-v0"
+    for suite, lifted in ((dataclasses.replace(get_suite("gates-v1"), task=play), False),
+                          (dataclasses.replace(layout_suite(str(path)), task=play), True)):
+        env, _ = build_env(suite, 2, "cpu")
+        try:
+            base = env.unwrapped
+            env.reset()
+            ec = get_course(base)
+            pos = (ec.asset.data.root_pos_w.torch - base.scene.env_origins).cpu().numpy().copy()
+            pos[:, 1] += 30.0                              # 30 m sideways of the start, 1.5 m up
+            pos[:, 2] = 1.5
+            teleport(base, ec, pos)
+            env.step(torch.zeros(2, 4))
+            off = base.termination_manager.get_term("off_course")
+            assert (bool(off.any()), bool(off.all())) == ((False, False) if lifted else (True, True)), suite.name
+        finally:
+            env.close()

@@ -118,3 +118,51 @@ def test_a_generator_without_a_mixture_is_refused():
     cfg.course = GatesEnvCfg().course
     with pytest.raises(ValueError, match="no mixture"):
         ManagerBasedRLEnv(cfg)
+
+
+def test_a_laddered_kind_starts_easy_and_its_ranges_follow_its_success():
+    """``ladder``: the small kind starts at its easy ranges (level 0), a finished window raises its
+    level by ``step`` and moves both ends toward the spec's, a failed one lowers it; the next draws
+    of that kind lie in the written range, the other kind keeps its own."""
+    from isaaclab.envs import ManagerBasedRLEnv
+
+    env = ManagerBasedRLEnv(_cfg(num_envs=32, min_episodes=32, ladder={"small": {"gates.size": (10.0, 11.0)}},
+                                 promote=0.5, demote=0.2, step=0.5, min_ladder_episodes=1))
+    try:
+        ec = env.track_gen_courses["course"]
+        gen = ec.course.generator
+        env.reset()
+        assert gen.mixture_ranges("small")["gates.size"] == (10.0, 11.0)
+        assert gen.mixture_ranges("big")["gates.size"] == (14.0, 16.0)
+        comp = _end_all(env, ok_component=0)                      # small finished: level 0.5
+        assert env.extras["log"]["Curriculum/mixture/level_small"] == 0.5
+        assert gen.mixture_ranges("small")["gates.size"] == pytest.approx((9.0, 10.5))
+        comp = gen.mixture_component.numpy()
+        arena = gen.result.arena.numpy()
+        assert (comp == 0).any() and (comp == 1).any()
+        assert ((arena[comp == 0] >= 9.0) & (arena[comp == 0] <= 10.5)).all()
+        assert ((arena[comp == 1] >= 14.0) & (arena[comp == 1] <= 16.0)).all()
+        _end_all(env, ok_component=0)                             # level 1: the spec's range exactly
+        assert gen.mixture_ranges("small")["gates.size"] == (8.0, 10.0)
+        comp = _end_all(env, ok_component=1)                      # small failed: back to 0.5
+        assert (comp == 0).any()
+        assert env.extras["log"]["Curriculum/mixture/level_small"] == 0.5
+        assert gen.mixture_ranges("small")["gates.size"] == pytest.approx((9.0, 10.5))
+        assert "Curriculum/mixture/level_big" not in env.extras["log"]
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("params, err, match", [
+    ({"ladder": {"tiny": {"gates.size": 9.0}}}, KeyError, "unknown component 'tiny'"),
+    ({"ladder": {"small": {"gates.yaw_jitter": 0.1}}}, KeyError, "not set by the component's spec"),
+    ({"ladder": {"small": {"gates.size": (9.0, 8.0)}}}, ValueError, "lo=9 > hi=8"),
+    ({"ladder": {"small": {}}}, TypeError, "ladder"),
+    ({"ladder": {"small": {"gates.size": 9.0}}, "demote": 0.6, "promote": 0.5}, ValueError, "demote"),
+    ({"step": 0.0}, ValueError, "step"),
+])
+def test_bad_ladders_are_refused_when_the_env_is_built(params, err, match):
+    from isaaclab.envs import ManagerBasedRLEnv
+
+    with pytest.raises(err, match=match):
+        ManagerBasedRLEnv(_cfg(num_envs=4, **params))

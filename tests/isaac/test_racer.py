@@ -4,6 +4,7 @@ within its ranges, (both runtimes step for step: test_racer_runtimes.py)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -231,8 +232,10 @@ def test_ideal_plant_and_overrides():
     assert lay.task == "TrackGen-Drone-Gates-Race-Play-v0" and base.task == "TrackGen-Drone-Gates-v0"
     assert (lay.name, lay.layout, lay.laps, lay.course) == (base.name, base.layout, base.laps, base.course)
     cfg = _cfg(lay.task, 4)
+    assert cfg.terminations.off_course.params["max_distance"] == 2.5
     apply_layout(cfg, lay)
     assert cfg.course.layouts == lay.layout
+    assert cfg.terminations.off_course.params["max_distance"] == math.inf   # no course-line tube on a layout
     assert racer_suite("ideal", layout=path).env_overrides == {"events.dynamics": None}
     with pytest.raises(ValueError, match="give one of them"):
         racer_suite("centre", suite="gates-v1", layout=path)

@@ -138,6 +138,8 @@ class ParamTable:
                 mlo[i, j], mhi[i, j], mon[i, j] = a, b, 1
         self.mixture_names = [m[0] for m in mixture]
         self.mixture_weights = [float(m[1]) for m in mixture]
+        # host mirrors of the per-component ranges (read without a sync, written back whole)
+        self._mix_lo, self._mix_hi, self._mix_on = mlo, mhi, mon
         self.mix_cdf = wp.array(cdf, dtype=wp.float32, device=device)
         self.mix_lo = wp.array(mlo, dtype=wp.float32, device=device)
         self.mix_hi = wp.array(mhi, dtype=wp.float32, device=device)
@@ -151,6 +153,23 @@ class ParamTable:
                              "weights at every replay; set them between replays")
         self.mix_cdf.assign(_cumulative(weights))
         self.mixture_weights = [float(w) for w in weights]
+
+    def mixture_ranges(self, component: int) -> dict[str, tuple[float, float]]:
+        """The ``(lo, hi)`` of every parameter component ``component`` draws itself (host mirror)."""
+        return {n: (float(self._mix_lo[component, j]), float(self._mix_hi[component, j]))
+                for n, j in self.index.items() if self._mix_on[component, j]}
+
+    def set_mixture_ranges(self, component: int, ranges: Mapping[str, tuple[float, float]]) -> None:
+        """Write ``(lo, hi)`` ranges of one component's parameters into the device tables (checked
+        by the caller): a small write between replays, like the weights."""
+        refuse_under_capture(self.device, "setting mixture ranges", "a recorded write would restore the old "
+                             "ranges at every replay; set them between replays")
+        for name, (lo, hi) in ranges.items():
+            j = self.index[name]
+            self._mix_lo[component, j], self._mix_hi[component, j], self._mix_on[component, j] = lo, hi, 1
+        self.mix_lo.assign(self._mix_lo)
+        self.mix_hi.assign(self._mix_hi)
+        self.mix_on.assign(self._mix_on)
 
     def values_of(self, name: str) -> wp.array:
         if name not in self.index:

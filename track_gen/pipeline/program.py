@@ -30,7 +30,7 @@ import numpy as np
 import warp as wp
 
 from track_gen.capture import is_capturing
-from track_gen.checks import INT32_MAX, as_bool, as_int
+from track_gen.checks import INT32_MAX, as_bool, as_int, is_number
 from track_gen.errors import CaptureError, NotCapturableError
 from track_gen.exec import ExecContext, check_mask, mask_to_active, on_stream
 from track_gen.pipeline.params import ParamTable, Params, Randomizers
@@ -271,6 +271,46 @@ class Program:
                 raise ValueError(f"set_mixture_weights: {name!r} weight must be a finite number > 0, got {w!r}")
             new[name] = float(w)
         self._params.set_mixture_weights([new[n] for n in names])
+
+    def mixture_ranges(self, component: str) -> dict[str, tuple[float, float]]:
+        """The ``(lo, hi)`` ranges component ``component`` draws its parameters from now (a copy; a
+        fixed value reads as ``(v, v)``). They start as the spec's; :meth:`set_mixture_ranges` changes them."""
+        return self._params.mixture_ranges(self._component_index(component, "mixture_ranges"))
+
+    def set_mixture_ranges(self, component: str, ranges: Mapping[str, Any]) -> None:
+        """Change what one component draws for the generations to come: ``ranges`` maps dynamic
+        parameter names to a value or ``(lo, hi)``, each checked as the spec's mixture is (a name
+        the component did not set joins it); the others keep theirs. A device write between replays
+        (refused under capture): recorded graphs draw from the new ranges at their next replay,
+        nothing is recorded again -- a curriculum inside one kind of course (e.g. a lab arena's
+        openings shrinking as the policy masters them). Nothing is written if any entry is refused."""
+        c = self._component_index(component, "set_mixture_ranges")
+        if not isinstance(ranges, Mapping):
+            raise TypeError(f"set_mixture_ranges: expected a mapping {{parameter: value or (lo, hi)}}, got {ranges!r}")
+        specs, checked = self._params.specs, {}
+        for name, v in ranges.items():
+            what = f"set_mixture_ranges[{component!r}][{name!r}]"
+            if name not in specs:
+                raise KeyError(f"{what}: unknown parameter {name!r}; parameters: {sorted(specs)}")
+            if specs[name].static:
+                raise ValueError(f"{what}: {name} is static and cannot differ per env; set it on the spec")
+            rng = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+            if len(rng) != 2 or not all(is_number(x) for x in rng):
+                raise TypeError(f"{what}: expected a number or a pair (lo, hi), got {v!r}")
+            lo, hi = (float(specs[name].check(f"{what} {end}", x)) for end, x in zip(("lo", "hi"), rng))
+            if not lo <= hi:
+                raise ValueError(f"{what}: lo={lo:g} > hi={hi:g}; pass (lo, hi) with lo <= hi")
+            self._run_range_guards(name, lo, hi)
+            checked[name] = (lo, hi)
+        self._params.set_mixture_ranges(c, checked)
+
+    def _component_index(self, component: str, what: str) -> int:
+        names = self._params.mixture_names
+        if not names:
+            raise ValueError(f"{what}: this generator has no mixture (PipelineSpec.with_mixture)")
+        if component not in names:
+            raise KeyError(f"{what}: unknown component {component!r}; components: {names}")
+        return names.index(component)
 
     def _check_param_set(self, name: str, value) -> None:
         """Hook for families with cross-parameter rules (raises before anything is written)."""

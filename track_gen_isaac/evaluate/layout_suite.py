@@ -18,25 +18,35 @@ reaches the tightest turn radius narrowed there (:func:`fit_band`).
 What changes in the task's env besides the course (:func:`apply_layout`): the altitude band of
 the ``altitude`` termination is widened to hold the layout -- its floor below the start height
 (lsy_drone_racing starts on the ground, 1 cm up), its ceiling 1 m above the highest gate frame --
-so that a run is not ended for flying where the layout's gates are. Nothing else (observations,
-vehicle, the other terminations) changes: a policy trained on procedural courses is evaluated
-zero-shot.
+so that a run is not ended for flying where the layout's gates are; and on a gate layout the
+``off_course`` tube (:data:`LAYOUT_OFF_COURSE`) is lifted. That tube -- a run ends farther than
+2.5 m from the course line -- is a training device: the course line is our curve through the
+gates, not part of a real track, and real tracks are flown wide of it where they turn hard
+(``aigp_competition_a2rl``'s split-S after gate 4, where the curve hooks back within 2 m, is passed
+3-5 m outside it by policies that then fly every remaining gate). A run on a real layout ends as a
+race does: a crash (frames, poles, the ground), the altitude band, a missed gate, the last gate, or
+the time limit. Nothing else (observations, vehicle, the other terminations) changes: a policy
+trained on procedural courses is evaluated zero-shot.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 
 from track_gen_isaac.evaluate.suites import Suite
 
-__all__ = ["LAYOUT_SEED", "DEFAULT_JITTER", "layout_suite", "apply_layout", "load_suite_layout", "fit_band"]
+__all__ = ["LAYOUT_SEED", "DEFAULT_JITTER", "LAYOUT_OFF_COURSE", "layout_suite", "apply_layout", "load_suite_layout", "fit_band"]
 
 #: the course seed of layout suites (draws the gate jitter; in the reserved range)
 LAYOUT_SEED = 1_000_000_301
 #: the gate jitter [m] of a layout whose file gives no tolerance
 DEFAULT_JITTER = 0.05
+#: the ``off_course`` distance [m] from the course line that ends a run on a gate layout: none (see the
+#: module docstring; procedural suites keep their task's tube)
+LAYOUT_OFF_COURSE = math.inf
 
 _TASKS = {"gates": "TrackGen-Drone-Gates-v0", "track": "TrackGen-Drone-Track-v0"}
 
@@ -157,6 +167,9 @@ def apply_layout(cfg, suite: Suite) -> None:
         options["lsy_axis"] = suite.lsy_axis
     cfg.course.layout_options = options
     cfg.course.layout_recenter = False
+    off = getattr(getattr(cfg, "terminations", None), "off_course", None)
+    if hasattr(lay, "num_gates") and "max_distance" in (getattr(off, "params", None) or {}):
+        off.params["max_distance"] = LAYOUT_OFF_COURSE
     alt = getattr(getattr(cfg, "terminations", None), "altitude", None)
     if alt is None or not isinstance(getattr(alt, "params", None), dict):
         return

@@ -25,6 +25,8 @@ import warnings
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from track_gen.pipeline.presets import REAL_MIXTURE
+
 __all__ = ["Suite", "SUITES", "RESERVED_SEEDS", "TRAINING_SEEDS", "get_suite", "list_suites", "training_overlap",
            "training_seed", "HeldOutWarning"]
 
@@ -120,6 +122,12 @@ def _plain(value: object) -> object:
 
 
 SUITES: dict[str, Suite] = {s.name: s for s in (
+    # before gates-v1: a task's default suite is the last that names it (suite_of_task), and the gate
+    # tasks' stays gates-v1; the generalist flies arena-v1's courses (courses_of) with its own env
+    Suite("arena-v1", "TrackGen-Drone-Gates-v0", 1_000_000_121, laps=1, time_limit_s=20.0,
+          course={"mixture": {"arena": REAL_MIXTURE["arena"]}}, courses_of="TrackGen-Drone-Gates-Real-v0",
+          description="lab arenas (presets.gates_real's arena entry at its own ranges: 3.5-7 m, 0.35-0.65 m "
+                      "openings, poles, take-offs), one pass"),
     Suite("gates-v1", "TrackGen-Drone-Gates-v0", 1_000_000_101, courses_of="TrackGen-Drone-Gates-v0",
           description="gate loops of 6-10 gates (1 m openings) in a 10 m square, the task's default difficulty"),
     Suite("track-v1", "TrackGen-Drone-Track-v0", 1_000_000_201, courses_of="TrackGen-Drone-Track-v0",

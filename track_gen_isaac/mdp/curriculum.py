@@ -200,11 +200,23 @@ class course_mixture(CourseTerm):
     are a device write between replays (:meth:`~track_gen.pipeline.program.Program.set_mixture_weights`):
     no graph is recorded again, and no env's draw depends on another env.
 
+    ``ladder`` (optional) adds a curriculum *inside* kinds: ``{component: {parameter: easy value or
+    (lo, hi)}}`` names, per kind, the easy end of some of its ranges (each a parameter the kind's
+    spec sets: its spec range is the hard end). Such a kind starts at level 0 (the easy ranges); at
+    every window where at least ``min_ladder_episodes`` of its episodes ended, a window success rate
+    ``>= promote`` raises its level by ``step`` (to 1 at most), one ``< demote`` lowers it, and its
+    ranges become ``easy + level * (spec - easy)`` at both ends (``Program.set_mixture_ranges``: a
+    device write between replays, like the weights). A kind nobody can fly yet (a lab arena of
+    0.35 m openings, where every early try crashes and hovering pays best) is first met wide and
+    gentle, and shrinks as it is mastered; at level 1 it is the spec's kind again.
+
     Returns (logged as ``Curriculum/<term>/<key>``): ``share_<component>`` (its share of the draws
-    now) and ``success_<component>`` (its averaged success rate, NaN before its first window).
+    now), ``success_<component>`` (its averaged success rate, NaN before its first window) and, for
+    a laddered kind, ``level_<component>``.
     """
 
-    def check(self, laps=1, floor=0.3, min_episodes=1024, smoothing=0.5):
+    def check(self, laps=1, floor=0.3, min_episodes=1024, smoothing=0.5, ladder=None, promote=0.5, demote=0.2,
+              step=0.1, min_ladder_episodes=32):
         if isinstance(laps, bool) or not isinstance(laps, numbers.Integral) or laps < 1:
             raise ValueError(f"laps: expected an int >= 1, got {laps!r}")
         for name, v in (("floor", floor), ("smoothing", smoothing)):
@@ -223,6 +235,46 @@ class course_mixture(CourseTerm):
         self.ended = torch.zeros(n, dtype=torch.float64)
         self.succeeded = torch.zeros(n, dtype=torch.float64)
         self.rate = torch.full((n,), float("nan"), dtype=torch.float64)
+        self._check_ladder(gen, ladder, promote, demote, step, min_ladder_episodes)
+
+    def _check_ladder(self, gen, ladder, promote, demote, step, min_ladder_episodes):
+        """The easy and hard ends of every laddered kind; writes the easy ranges (level 0)."""
+        for name, v in (("promote", promote), ("step", step)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0.0 < float(v) <= 1.0:
+                raise ValueError(f"{name}: expected a number in (0, 1], got {v!r}")
+        if isinstance(demote, bool) or not isinstance(demote, numbers.Real) or not 0.0 <= float(demote) < promote:
+            raise ValueError(f"demote: expected a success rate in [0, promote), got {demote!r}")
+        if (isinstance(min_ladder_episodes, bool) or not isinstance(min_ladder_episodes, numbers.Integral)
+                or min_ladder_episodes < 1):
+            raise ValueError(f"min_ladder_episodes: expected an int >= 1, got {min_ladder_episodes!r}")
+        ladder = dict(ladder or {})
+        if not isinstance(ladder, dict) or not all(isinstance(v, dict) and v for v in ladder.values()):
+            raise TypeError(f"ladder: expected {{component: {{parameter: easy value or (lo, hi)}}}}, got {ladder!r}")
+        self.ladder = {}
+        for kind, easy in ladder.items():
+            if kind not in self.names:
+                raise KeyError(f"ladder: unknown component {kind!r}; components: {self.names}")
+            hard = gen.mixture_ranges(kind)
+            missing = sorted(set(easy) - set(hard))
+            if missing:
+                raise KeyError(f"ladder[{kind!r}]: {missing} not set by the component's spec (its hard end); "
+                               f"it sets {sorted(hard)}")
+            gen.set_mixture_ranges(kind, easy)               # checks every entry, then writes level 0
+            self.ladder[kind] = (gen.mixture_ranges(kind), {p: hard[p] for p in easy})
+        self.level = dict.fromkeys(self.ladder, 0.0)
+
+    def climb(self, gen, window_ended, window_rate, promote, demote, step, min_ladder_episodes) -> None:
+        """Move each laddered kind's level by its window's success and write its ranges."""
+        for kind, (easy, hard) in self.ladder.items():
+            i = self.names.index(kind)
+            if float(window_ended[i]) < min_ladder_episodes:
+                continue
+            r, old = float(window_rate[i]), self.level[kind]
+            new = round(min(1.0, old + step) if r >= promote else max(0.0, old - step) if r < demote else old, 9)
+            if new != old:
+                self.level[kind] = new
+                gen.set_mixture_ranges(kind, {p: tuple(e + new * (h - e) for e, h in zip(easy[p], hard[p]))
+                                              for p in hard})
 
     def weights(self, floor: float) -> dict[str, float]:
         """The weights the current success rates give (a component never seen keeps its spec weight)."""
@@ -233,7 +285,8 @@ class course_mixture(CourseTerm):
         return out
 
     def __call__(self, env, env_ids, course_name: str = "course", laps: int = 1, floor: float = 0.3,
-                 min_episodes: int = 1024, smoothing: float = 0.5):
+                 min_episodes: int = 1024, smoothing: float = 0.5, ladder=None, promote: float = 0.5,
+                 demote: float = 0.2, step: float = 0.1, min_ladder_episodes: int = 32):
         ec = self.ec
         idx, ended = _ended(env, env_ids)
         if bool(ended.any()):
@@ -250,10 +303,13 @@ class course_mixture(CourseTerm):
                 new = torch.where(torch.isnan(self.rate), window, (1.0 - smoothing) * self.rate + smoothing * window)
                 self.rate = torch.where(self.ended > 0, new, self.rate)
                 ec.course.generator.set_mixture_weights(self.weights(float(floor)))
+                self.climb(ec.course.generator, self.ended, window, float(promote), float(demote), float(step),
+                           int(min_ladder_episodes))
                 self.ended.zero_()
                 self.succeeded.zero_()
         w = ec.course.generator.mixture_weights
         total = sum(w.values())
         out = {f"share_{k}": v / total for k, v in w.items()}
         out.update({f"success_{k}": float(self.rate[i]) for i, k in enumerate(self.names)})
+        out.update({f"level_{k}": v for k, v in self.level.items()})
         return out
