@@ -30,6 +30,36 @@ def test_the_task_races_gates_real_from_the_start_or_a_gate():
     play = _cfg(TASK.replace("-v0", "-Play-v0"), 4)
     assert play.events.place.func is mdp.place_at_course_start and play.course.half_height == pytest.approx(0.015)
     assert play.events.dynamics.params["latency"] == (1, 1)   # the centre plant
+    assert play.curriculum is None                             # the -Play env flies the spec's arenas
+
+
+def test_the_arena_ladder_starts_the_arenas_easy_in_a_real_env():
+    """The task's curriculum ladders the arena kind: after the first reset its arenas draw the easy
+    ranges (``ARENA_LADDER``), the other kinds their own; its level is logged."""
+    import gymnasium as gym
+
+    from track_gen.pipeline.presets import REAL_MIXTURE
+    from track_gen_isaac.env_course import get_course
+    from track_gen_isaac.tasks.drone_generalist import ARENA_LADDER, LADDER_STEPS
+
+    cfg = _cfg(TASK, 64)
+    kinds = cfg.curriculum.kinds.params
+    assert kinds["ladder"] == {"arena": ARENA_LADDER}
+    assert (kinds["promote"], kinds["demote"], kinds["step"]) == LADDER_STEPS
+    env = gym.make(TASK, cfg=cfg)
+    try:
+        env.reset()
+        gen = get_course(env.unwrapped).course.generator
+        easy = {k: (v, v) if not isinstance(v, tuple) else v for k, v in ARENA_LADDER.items()}
+        assert gen.mixture_ranges("arena") == {**gen.mixture_ranges("arena"), **{
+            k: pytest.approx(v) for k, v in easy.items()}}
+        field = {k: (v, v) if not isinstance(v, tuple) else v for k, v in REAL_MIXTURE["field"][1].items()}
+        assert gen.mixture_ranges("field") == {k: pytest.approx(v) for k, v in field.items()}
+        comp, width = gen.mixture_component.numpy(), gen.result.width.numpy()
+        arena = comp == list(REAL_MIXTURE).index("arena")
+        assert arena.any() and (width[arena] >= 0.8 - 1e-6).all()   # the easy openings, not 0.35-0.65 m
+    finally:
+        env.close()
 
 
 def _placed(share: float, num_envs: int = 64):

@@ -14,7 +14,10 @@ race instead of one kind of loop.
   noise): a lab arena's thin poles stand half a metre from its gates.
 * **curriculum**: :class:`~track_gen_isaac.mdp.course_mixture` reweights the four kinds by their
   success in training (a kind always finished keeps :data:`MIXTURE_FLOOR` of its weight): seeds
-  1 / 2 / 3 fly ``gates-v1`` 0.89 / 0.92 / 0.89 with it, 0.94 / 0.83 / 0.44 without.
+  1 / 2 / 3 fly ``gates-v1`` 0.89 / 0.92 / 0.89 with it, 0.94 / 0.83 / 0.44 without. Its ladder
+  starts the lab arenas easy (:data:`ARENA_LADDER`) and moves them to their own ranges as they are
+  finished (:data:`LADDER_STEPS`): seeds 1-3 fly the three AIGP tracks 0.92 on average with it,
+  0.78 without (docs/isaac/drone-racing.rst).
 * **starts**: a quarter of the episodes from the course start (a standing start, or a take-off
   where the course starts on the ground), the rest on a random gate (not the last one, which is the
   finish) with the racer's jitter (:class:`~track_gen_isaac.mdp.place_at_start_or_checkpoint`).
@@ -42,7 +45,8 @@ from track_gen_isaac.tasks.drone_gates_track import _HALF, _HALF_HEIGHT, GatesEv
 from track_gen_isaac.tasks.drone_racer import (GATE_NOISE, SAFETY_MARGIN, DroneGatesRaceEnvCfg, RaceObsCfg, body_box,
                                                centre_plant, with_margin)
 
-__all__ = ["DroneGatesRealEnvCfg", "DroneGatesRealEnvCfg_PLAY", "START_SHARE", "ALTITUDE", "POLE_RANGE"]
+__all__ = ["DroneGatesRealEnvCfg", "DroneGatesRealEnvCfg_PLAY", "START_SHARE", "ALTITUDE", "POLE_RANGE",
+           "MIXTURE_FLOOR", "ARENA_LADDER", "LADDER_STEPS"]
 
 #: share of the training episodes that start at the course start (the rest: on a random gate)
 START_SHARE = 0.25
@@ -53,6 +57,15 @@ POLE_RANGE = 5.0
 ALTITUDE = (0.0, 9.0)
 #: the share of its spec weight a kind of course keeps once it is always finished (``course_mixture``)
 MIXTURE_FLOOR = 0.3
+#: the easy end of the lab arena's ranges (``course_mixture``'s ladder): a small hall of metre-wide
+#: gates, gentle turns and few take-offs, which the arena's own ranges replace as the policy finishes it
+ARENA_LADDER = {"gates.size": (6.0, 9.0), "gate_frames.gate_width": (0.8, 1.0),
+                "gate_frames.frame_thickness": (0.04, 0.08), "gates.min_spacing": 1.2, "gates.max_spacing": 5.0,
+                "gates.max_turn": 1.2, "gates.yaw_jitter": 0.2, "gates.difficulty": (0.0, 0.3),
+                "gates.hard_size": (6.0, 9.0), "gates.hard_min_spacing": 1.2, "gates.hard_max_spacing": 5.0,
+                "gates.ground_start": 0.2}
+#: (promote, demote, step) of the arena's ladder: window success rates that move its level by the step
+LADDER_STEPS = (0.4, 0.15, 0.1)
 
 
 @configclass
@@ -77,7 +90,9 @@ class RealEventsCfg:
 @configclass
 class RealCurriculumCfg:
     # more of the kinds of course not yet finished: a kind always finished keeps 0.3 of its weight
-    kinds = CurrTerm(func=mdp.course_mixture, params={"floor": MIXTURE_FLOOR, "min_episodes": 1024})
+    kinds = CurrTerm(func=mdp.course_mixture, params={
+        "floor": MIXTURE_FLOOR, "min_episodes": 1024, "ladder": {"arena": ARENA_LADDER},
+        "promote": LADDER_STEPS[0], "demote": LADDER_STEPS[1], "step": LADDER_STEPS[2]})
 
 
 @configclass
