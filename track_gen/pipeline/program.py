@@ -30,12 +30,12 @@ import numpy as np
 import warp as wp
 
 from track_gen.capture import is_capturing
-from track_gen.checks import INT32_MAX, as_bool, as_int, is_number
+from track_gen.checks import INT32_MAX, as_bool, as_int
 from track_gen.errors import CaptureError, NotCapturableError
 from track_gen.exec import ExecContext, check_mask, mask_to_active, on_stream
 from track_gen.pipeline.params import ParamTable, Params, Randomizers
 from track_gen.pipeline.registry import ArraySpec, StageContext, StageRegistry, default_registry
-from track_gen.pipeline.spec import PipelineSpec, StageSpec
+from track_gen.pipeline.spec import PipelineSpec, StageSpec, mixture_range
 from track_gen.rng import name_key, resolve_seeds
 
 __all__ = ["Capacities", "Program", "ProgramResult", "build", "register_family"]
@@ -230,13 +230,7 @@ class Program:
     def _check_mixture(self, spec, specs):
         for cname, _, ranges in spec.mixture:
             for name, (lo, hi) in ranges.items():
-                what = f"mixture[{cname!r}][{name!r}]"
-                if name not in specs:
-                    raise KeyError(f"{what}: unknown parameter {name!r}; parameters: {sorted(specs)}")
-                if specs[name].static:
-                    raise ValueError(f"{what}: {name} is static and cannot differ per env; set it on the spec")
-                specs[name].check(f"{what} lo", lo)
-                specs[name].check(f"{what} hi", hi)
+                _check_mixture_entry(f"mixture[{cname!r}][{name!r}]", name, lo, hi, specs)
 
     @property
     def mixture_component(self) -> wp.array:
@@ -257,9 +251,7 @@ class Program:
         read the new weights at their next replay, nothing is recorded again. Which component an
         env draws still depends only on its seed, its generation and the weights (a curriculum
         that changes them changes the draws that follow, as it should)."""
-        names = self._params.mixture_names
-        if not names:
-            raise ValueError("set_mixture_weights: this generator has no mixture (PipelineSpec.with_mixture)")
+        names = self._mixture_names("set_mixture_weights")
         if not isinstance(weights, Mapping):
             raise TypeError(f"set_mixture_weights: expected a mapping {{component: weight}}, got {weights!r}")
         unknown = sorted(set(weights) - set(names))
@@ -287,27 +279,24 @@ class Program:
         c = self._component_index(component, "set_mixture_ranges")
         if not isinstance(ranges, Mapping):
             raise TypeError(f"set_mixture_ranges: expected a mapping {{parameter: value or (lo, hi)}}, got {ranges!r}")
-        specs, checked = self._params.specs, {}
+        checked = {}
         for name, v in ranges.items():
             what = f"set_mixture_ranges[{component!r}][{name!r}]"
-            if name not in specs:
-                raise KeyError(f"{what}: unknown parameter {name!r}; parameters: {sorted(specs)}")
-            if specs[name].static:
-                raise ValueError(f"{what}: {name} is static and cannot differ per env; set it on the spec")
-            rng = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
-            if len(rng) != 2 or not all(is_number(x) for x in rng):
-                raise TypeError(f"{what}: expected a number or a pair (lo, hi), got {v!r}")
-            lo, hi = (float(specs[name].check(f"{what} {end}", x)) for end, x in zip(("lo", "hi"), rng))
-            if not lo <= hi:
-                raise ValueError(f"{what}: lo={lo:g} > hi={hi:g}; pass (lo, hi) with lo <= hi")
+            lo, hi = mixture_range(what, v)
+            _check_mixture_entry(what, name, lo, hi, self._params.specs)
             self._run_range_guards(name, lo, hi)
             checked[name] = (lo, hi)
         self._params.set_mixture_ranges(c, checked)
 
-    def _component_index(self, component: str, what: str) -> int:
+    def _mixture_names(self, what: str) -> list[str]:
+        """The mixture's component names; ValueError naming ``what`` without a mixture."""
         names = self._params.mixture_names
         if not names:
             raise ValueError(f"{what}: this generator has no mixture (PipelineSpec.with_mixture)")
+        return names
+
+    def _component_index(self, component: str, what: str) -> int:
+        names = self._mixture_names(what)
         if component not in names:
             raise KeyError(f"{what}: unknown component {component!r}; components: {names}")
         return names.index(component)
@@ -544,3 +533,14 @@ def __getattr__(name: str):
                       "(the same class; generator.layout keeps its name)", DeprecationWarning, stacklevel=2)
         return Capacities
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _check_mixture_entry(what: str, name: str, lo: float, hi: float, specs) -> None:
+    """A mixture range of parameter ``name`` against the program's parameters: known, dynamic, both
+    ends within its bounds; raises naming ``what``."""
+    if name not in specs:
+        raise KeyError(f"{what}: unknown parameter {name!r}; parameters: {sorted(specs)}")
+    if specs[name].static:
+        raise ValueError(f"{what}: {name} is static and cannot differ per env; set it on the spec")
+    specs[name].check(f"{what} lo", lo)
+    specs[name].check(f"{what} hi", hi)

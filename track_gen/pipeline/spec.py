@@ -77,15 +77,7 @@ class PipelineSpec:
                 raise ValueError(f"{what} weight: expected a number > 0, got {weight!r}")
             if not isinstance(values, Mapping):
                 raise TypeError(f"{what}: expected a mapping of parameters, got {type(values).__name__}")
-            ranges = {}
-            for pname, v in values.items():
-                rng = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
-                if len(rng) != 2 or not all(is_number(x) for x in rng):
-                    raise TypeError(f"{what}[{pname!r}]: expected a number or a pair (lo, hi), got {v!r}")
-                lo, hi = (as_real(f"{what}[{pname!r}]", x) for x in rng)
-                if not lo <= hi:
-                    raise ValueError(f"{what}[{pname!r}]: lo={lo:g} > hi={hi:g}; pass (lo, hi) with lo <= hi")
-                ranges[str(pname)] = (lo, hi)
+            ranges = {str(pname): mixture_range(f"{what}[{pname!r}]", v) for pname, v in values.items()}
             out.append((str(name), float(weight), ranges))
         return dataclasses.replace(self, mixture=tuple(out))
 
@@ -128,6 +120,18 @@ class PipelineSpec:
         if local not in defs:
             raise KeyError(f"stage {stage!r} ({spec.kind}) has no parameter {local!r}; it has {sorted(defs)}")
         return defs[local].default
+
+
+def mixture_range(what: str, v: Any) -> tuple[float, float]:
+    """A mixture component's value of one parameter as ``(lo, hi)``: a number ``v`` is ``(v, v)``;
+    TypeError / ValueError naming ``what`` otherwise (not a pair of numbers, ``lo > hi``)."""
+    rng = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+    if len(rng) != 2 or not all(is_number(x) for x in rng):
+        raise TypeError(f"{what}: expected a number or a pair (lo, hi), got {v!r}")
+    lo, hi = (as_real(what, x) for x in rng)
+    if not lo <= hi:
+        raise ValueError(f"{what}: lo={lo:g} > hi={hi:g}; pass (lo, hi) with lo <= hi")
+    return (lo, hi)
 
 
 def _as_range(name: str, rng: Any) -> tuple[float, float]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 
 import torch
 import warp as wp
@@ -247,8 +248,8 @@ class course_mixture(CourseTerm):
         if (isinstance(min_ladder_episodes, bool) or not isinstance(min_ladder_episodes, numbers.Integral)
                 or min_ladder_episodes < 1):
             raise ValueError(f"min_ladder_episodes: expected an int >= 1, got {min_ladder_episodes!r}")
-        ladder = dict(ladder or {})
-        if not isinstance(ladder, dict) or not all(isinstance(v, dict) and v for v in ladder.values()):
+        ladder = {} if ladder is None else ladder
+        if not isinstance(ladder, Mapping) or not all(isinstance(v, Mapping) and v for v in ladder.values()):
             raise TypeError(f"ladder: expected {{component: {{parameter: easy value or (lo, hi)}}}}, got {ladder!r}")
         self.ladder = {}
         for kind, easy in ladder.items():
