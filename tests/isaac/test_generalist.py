@@ -305,7 +305,9 @@ def _course_remaining_reference(p, cp_pos, cp_s, count, length, closed, valid, n
 
 def test_course_remaining_matches_the_reference():
     """In a real env of the generalist: the privileged term against numpy after random flight
-    (gates passed, envs reset to random gates, so ``next`` varies)."""
+    (gates passed, envs reset to random gates, so ``next`` varies); in the same flights the gate
+    frames with the gate passed last on these one-pass courses (gate 0 before any pass)."""
+    from .test_racer import gate_frames_reference
     import gymnasium as gym
     import torch
     from isaaclab.managers import ObservationTermCfg as ObsTerm
@@ -318,6 +320,8 @@ def test_course_remaining_matches_the_reference():
     pol = cfg.observations.policy
     pol.concatenate_terms = False
     pol.left = ObsTerm(func=mdp.course_remaining)
+    pol.prev = ObsTerm(func=mdp.gate_frames, params={"num": 2, "previous": True})
+    pol.prev_corners = ObsTerm(func=mdp.gate_frames, params={"num": 1, "corners": True, "previous": True})
     e = gym.make(TASK, cfg=cfg)
     try:
         env = e.unwrapped
@@ -336,6 +340,11 @@ def test_course_remaining_matches_the_reference():
             ref = np.stack([_course_remaining_reference(p[i], pos[i], s[i], cnt[i], length[i], closed[i], valid[i],
                                                         nxt[i]) for i in range(n_env)])
             np.testing.assert_allclose(obs["policy"]["left"].numpy(), ref, rtol=1e-4, atol=1e-4)
+            q = d.root_quat_w.torch.numpy().astype(np.float64)
+            for name, num, corners in (("prev", 2, False), ("prev_corners", 1, True)):
+                ref = np.stack([gate_frames_reference(p[i], q[i], cp, i, nxt[i], valid[i], num, corners, previous=True)
+                                for i in range(n_env)])
+                np.testing.assert_allclose(obs["policy"][name].numpy(), ref, rtol=1e-4, atol=1e-4)
             nexts |= set(nxt.tolist())
         assert len(nexts) >= 3, f"the flights should stand before several different gates, saw {sorted(nexts)}"
     finally:

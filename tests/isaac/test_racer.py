@@ -51,6 +51,8 @@ def env():
     pol.clean_corners = ObsTerm(func=mdp.gate_frames, params={"num": 2, "corners": True})
     pol.frames = ObsTerm(func=mdp.gate_frames, params={"num": 3})
     pol.next_gates = ObsTerm(func=mdp.next_gates, params={"num": 2})
+    pol.frames_prev = ObsTerm(func=mdp.gate_frames, params={"num": 3, "previous": True})
+    pol.corners_prev = ObsTerm(func=mdp.gate_frames, params={"num": 2, "corners": True, "previous": True})
     e = gym.make("TrackGen-Drone-Gates-Race-v0", cfg=cfg)
     yield e.unwrapped
     e.close()
@@ -82,6 +84,32 @@ def test_racer_state_matches_the_reference(env):
     assert obs["state"].shape == (env.num_envs, 20) and obs["gravity_state"].shape == (env.num_envs, 10)
 
 
+def gate_frames_reference(p, q, cp, e, nxt, valid, num, corners, previous=False):
+    """float64 numpy: ``gate_frames`` of env ``e`` at body pose (p, q): blocks for gates ``nxt + i``
+    (modulo on a loop, clamped on a one-pass course), then with ``previous`` gate ``nxt - 1`` (modulo /
+    clamped to gate 0); 8 values a gate (centre, normal, half sizes) or 15 (centre, corners)."""
+    n = int(cp.count.numpy()[e])
+    closed = bool(cp.closed.numpy()[e])
+    per = 15 if corners else 8
+    if not valid or n <= 0:
+        return np.zeros((num + int(previous)) * per)
+    pos, nrm = cp.pos.numpy()[e].astype(np.float64), cp.normal.numpy()[e].astype(np.float64)
+    hw, hh = cp.half_width.numpy()[e], cp.half_height.numpy()[e]
+    out = []
+    for k in [nxt + i for i in range(num)] + ([nxt - 1] if previous else []):
+        k = k % n if closed else min(max(k, 0), n - 1)
+        if not corners:
+            out += [*rotate_inv(q, pos[k] - p), *rotate_inv(q, nrm[k]), hw[k], hh[k]]
+            continue
+        lat = np.array([-nrm[k, 1], nrm[k, 0], 0.0])
+        lat /= np.linalg.norm(lat)
+        up = np.cross(nrm[k], lat)
+        out += [*rotate_inv(q, pos[k] - p)]
+        for sw, sh in ((1, 1), (-1, 1), (-1, -1), (1, -1)):
+            out += [*rotate_inv(q, pos[k] + sw * hw[k] * lat + sh * hh[k] * up - p)]
+    return np.asarray(out)
+
+
 def test_gate_frames_match_the_reference(env):
     from track_gen_isaac import get_course
 
@@ -105,6 +133,14 @@ def test_gate_frames_match_the_reference(env):
         np.testing.assert_allclose(obs["frames"][e], ref, rtol=1e-4, atol=1e-5)
     # the corner layout is next_gates' own
     np.testing.assert_allclose(obs["clean_corners"], obs["next_gates"], atol=1e-6)
+    # with the gate passed last (these loops wrap: before the first pass it is the last gate)
+    valid = ec.course.result.valid.numpy()
+    p64, q64 = p.astype(np.float64), q.astype(np.float64)
+    for e in range(env.num_envs):
+        for name, num, corners in (("frames_prev", 3, False), ("corners_prev", 2, True)):
+            ref = gate_frames_reference(p64[e], q64[e], cp, e, nxt[e], valid[e], num, corners, previous=True)
+            np.testing.assert_allclose(obs[name][e], ref, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(obs["frames_prev"][:, :24], obs["frames"], atol=1e-6)   # the next gates come first
 
 
 def test_observation_noise_has_its_std_and_spares_the_action(env):

@@ -45,9 +45,25 @@ def _count(name, value, lo=1):
         raise ValueError(f"{name}: expected an int >= {lo}, got {value!r}")
 
 
+@wp.func
+def _block_index(nx: int, i: int, num: int, n: int, closed: int) -> int:
+    """Checkpoint of output block ``i``: ``nx + i`` for the first ``num`` blocks, ``nx - 1`` (the one
+    passed last) for block ``num``; on a loop modulo ``n``, on a sprint clamped to ``[0, n - 1]`` (so
+    before the first pass the block after the next ones repeats checkpoint 0)."""
+    k = nx + i
+    if i >= num:
+        k = nx - 1
+    if closed != 0:
+        k = ((k % n) + n) % n
+    else:
+        k = wp.min(k, n - 1)
+    return wp.max(k, 0)
+
+
 @wp.kernel
 def next_checkpoints_kernel(
     num: int,
+    previous: int,
     corners: int,
     agents: int,
     pos_w: wp.array(dtype=wp.vec3f),
@@ -64,7 +80,8 @@ def next_checkpoints_kernel(
     obs_out: wp.array2d(dtype=wp.float32),
 ):
     """The next ``num`` checkpoints of each env in its body frame: per checkpoint the centre (3),
-    then with ``corners`` the 4 opening corners (12): (+lat, +up), (-lat, +up), (-lat, -up), (+lat, -up).
+    then with ``corners`` the 4 opening corners (12): (+lat, +up), (-lat, +up), (-lat, -up), (+lat, -up);
+    with ``previous`` (0 / 1) one more block: the checkpoint passed last (:func:`_block_index`).
 
     Checkpoint ``next + i``; on a loop modulo ``count``, on a sprint clamped to the last one. An env
     with an invalid course or no checkpoint gets zeros. One thread per agent ``a`` (its pose, origin,
@@ -76,19 +93,13 @@ def next_checkpoints_kernel(
         per = 15
     n = wp.min(cp_count[e], cp_pos.shape[1])
     if valid[e] == 0 or n <= 0:
-        for j in range(num * per):
+        for j in range((num + previous) * per):
             obs_out[a, j] = 0.0
         return
     p = pos_w[a] - origin[a]
     q = quat_w[a]
-    nx = next_index[a]
-    for i in range(num):
-        k = nx + i
-        if cp_closed[e] != 0:
-            k = k % n
-        else:
-            k = wp.min(k, n - 1)
-        k = wp.max(k, 0)
+    for i in range(num + previous):
+        k = _block_index(next_index[a], i, num, n, cp_closed[e])
         c = cp_pos[e, k]
         base = i * per
         _put3(obs_out, a, base, _body(q, p, c))
@@ -135,7 +146,7 @@ class next_checkpoints(CourseTerm):
         self.read()
         cp = ec.course.checkpoints
         wp.launch(next_checkpoints_kernel, dim=ec.num_envs,
-                  inputs=[int(num), int(bool(corners)), ec.agents, ec.position, ec.orientation, ec.origin,
+                  inputs=[int(num), 0, int(bool(corners)), ec.agents, ec.position, ec.orientation, ec.origin,
                           ec.course.result.valid,
                           cp.pos, cp.normal, cp.half_width, cp.half_height, cp.count, cp.closed,
                           ec.course.progress.next_index],

@@ -25,7 +25,7 @@ from isaaclab.managers import ManagerTermBase
 from track_gen_isaac.env_course import origin_view
 from track_gen_isaac.mdp._base import CourseTerm
 from track_gen_isaac.mdp.obs_noise import ObsNoise, check_std
-from track_gen_isaac.mdp.observations import next_checkpoints, next_checkpoints_kernel
+from track_gen_isaac.mdp.observations import _block_index, next_checkpoints, next_checkpoints_kernel
 from track_gen_isaac.mdp.quadrotor import _action_term
 
 __all__ = ["racer_state", "gate_frames", "nearest_poles", "course_remaining", "racer_state_dim", "ATTITUDES",
@@ -142,6 +142,7 @@ class racer_state(ManagerTermBase):
 @wp.kernel
 def gate_frames_kernel(
     num: int,
+    previous: int,
     agents: int,
     pos_w: wp.array(dtype=wp.vec3f),
     quat_w: wp.array(dtype=wp.quatf),
@@ -157,25 +158,20 @@ def gate_frames_kernel(
     obs_out: wp.array2d(dtype=wp.float32),
 ):
     """Per gate ``next + i``: centre in the body frame (3), its normal (direction of passage) in
-    the body frame (3), opening half width and half height [m] (2). Indexing as
-    :func:`next_checkpoints_kernel` (one thread per agent ``a``, its race ``a // agents``); an
-    invalid course gives zeros."""
+    the body frame (3), opening half width and half height [m] (2); with ``previous`` one more block, the
+    gate passed last. Indexing as :func:`next_checkpoints_kernel` (one thread per agent ``a``, its race
+    ``a // agents``); an invalid course gives zeros."""
     a = wp.tid()
     e = a // agents
     n = wp.min(cp_count[e], cp_pos.shape[1])
     if valid[e] == 0 or n <= 0:
-        for j in range(num * 8):
+        for j in range((num + previous) * 8):
             obs_out[a, j] = 0.0
         return
     p = pos_w[a] - origin[a]
     q = quat_w[a]
-    for i in range(num):
-        k = next_index[a] + i
-        if cp_closed[e] != 0:
-            k = k % n
-        else:
-            k = wp.min(k, n - 1)
-        k = wp.max(k, 0)
+    for i in range(num + previous):
+        k = _block_index(next_index[a], i, num, n, cp_closed[e])
         c = wp.quat_rotate_inv(q, cp_pos[e, k] - p)
         nn = wp.quat_rotate_inv(q, cp_normal[e, k])
         b = i * 8
@@ -190,40 +186,42 @@ class gate_frames(next_checkpoints):
     """The next ``num`` gates in the body frame. ``corners=False`` (default): per gate its centre
     (3), its normal (3, the direction of passage) and the opening's half width and half height
     [m] (2): ``[E, 8 num]``. ``corners=True``: centre + the 4 opening corners, ``[E, 15 num]``
-    (the layout of :class:`~track_gen_isaac.mdp.next_gates`). ``noise_std`` [m]: Gaussian noise on
+    (the layout of :class:`~track_gen_isaac.mdp.next_gates`). ``previous=True`` appends one more
+    block in the same layout: the gate passed last (on a loop the last gate before the first pass,
+    on a one-pass course gate 0 until it is passed) -- a frame the body is still inside for a few
+    centimetres after the pass, invisible in the next gates. ``noise_std`` [m]: Gaussian noise on
     every position value (centres, corners; not on normals or sizes), counter based."""
 
     modes = ("gates",)
 
-    def check(self, num=2, corners=False, noise_std=0.0):
+    def check(self, num=2, corners=False, noise_std=0.0, previous=False):
         super().check(num=num, corners=corners)
         check_std("noise_std", noise_std)
+        if not isinstance(previous, bool):
+            raise ValueError(f"previous: expected a bool, got {previous!r}")
         per = 15 if corners else 8
         pos_cols = [1.0] * 3 + ([1.0] * 12 if corners else [0.0] * 5)
-        std = [float(noise_std) * c for c in pos_cols] * int(num)
-        assert len(std) == per * int(num)
+        blocks = int(num) + int(previous)
+        std = [float(noise_std) * c for c in pos_cols] * blocks
+        assert len(std) == per * blocks
         self.noise = ObsNoise(std, self.num_envs, self._env.device, getattr(self._env.cfg, "seed", None),
                               f"gate_frames/{self.course_name}")
 
-    def out_shape(self, num=2, corners=False, noise_std=0.0):
-        return (self.num_envs, int(num) * (15 if corners else 8))
+    def out_shape(self, num=2, corners=False, noise_std=0.0, previous=False):
+        return (self.num_envs, (int(num) + int(previous)) * (15 if corners else 8))
 
-    def launch(self, out, num=2, corners=False, noise_std=0.0):
+    def launch(self, out, num=2, corners=False, noise_std=0.0, previous=False):
         ec = self.ec
         self.read()
         cp = ec.course.checkpoints
+        head = [int(num), int(previous)]
         if corners:
-            wp.launch(next_checkpoints_kernel, dim=ec.num_envs,
-                      inputs=[int(num), 1, ec.agents, ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos,
-                              cp.normal, cp.half_width, cp.half_height, cp.count, cp.closed,
-                              ec.course.progress.next_index],
-                      outputs=[out], device=ec.device)
-        else:
-            wp.launch(gate_frames_kernel, dim=ec.num_envs,
-                      inputs=[int(num), ec.agents, ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos,
-                              cp.normal, cp.half_width, cp.half_height, cp.count, cp.closed,
-                              ec.course.progress.next_index],
-                      outputs=[out], device=ec.device)
+            head.append(1)
+        wp.launch(next_checkpoints_kernel if corners else gate_frames_kernel, dim=ec.num_envs,
+                  inputs=[*head, ec.agents, ec.position, ec.orientation, ec.origin, ec.course.result.valid, cp.pos,
+                          cp.normal, cp.half_width, cp.half_height, cp.count, cp.closed,
+                          ec.course.progress.next_index],
+                  outputs=[out], device=ec.device)
         self.noise.apply(out)
 
     def reset(self, env_ids=None) -> None:
@@ -231,8 +229,8 @@ class gate_frames(next_checkpoints):
         return super().reset(env_ids)
 
     def __call__(self, env, course_name: str = "course", num: int = 2, corners: bool = False,
-                 noise_std: float = 0.0):
-        return self.compute(num=num, corners=corners, noise_std=noise_std)
+                 noise_std: float = 0.0, previous: bool = False):
+        return self.compute(num=num, corners=corners, noise_std=noise_std, previous=previous)
 
 
 #: values per pole of :class:`nearest_poles`: present, nearest point of its axis in the body frame (3), radius

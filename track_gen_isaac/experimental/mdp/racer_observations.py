@@ -35,8 +35,8 @@ class gate_frames(_ObsTerm, stable_obs.gate_frames):
     modes = ("gates",)
 
     def __call__(self, env, out, course_name: str = "course", num: int = 2, corners: bool = False,
-                 noise_std: float = 0.0):
-        self.launch(out, num=num, corners=corners, noise_std=noise_std)
+                 noise_std: float = 0.0, previous: bool = False):
+        self.launch(out, num=num, corners=corners, noise_std=noise_std, previous=previous)
 
     def reset(self, env_ids=None, env_mask=None):
         self.noise.reset(env_mask=env_mask, env_ids=env_ids)
