@@ -151,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--opponent", default=None, metavar="RUN",
                     help="head-to-head tasks: also race the trained checkpoint against this run (model file or run "
                          "folder, e.g. the solo racer's) on the duel suite; it always races itself")
+    ap.add_argument("--init_from", default=None, metavar="RUN",
+                    help="start from this run's latest checkpoint (or a model file) instead of from scratch: a "
+                         "checkpoint whose observation is a prefix of the task's, e.g. the solo generalist's for the "
+                         "head-to-head task (track_gen_isaac.warm_start); fresh optimizer, iterations from 0")
     ap.add_argument("--eval_layouts", type=int, default=None,
                     help="runs per shipped real layout flown zero-shot after training (0: skip; default 32 for the "
                          "generalist TrackGen-Drone-Gates-Real-v0, 8 per shipped circuit for the car "
@@ -173,6 +177,16 @@ def main(argv: list[str] | None = None) -> int:
     else:
         exe = shutil.which("isaaclab") or str(Path(sys.executable).with_name("isaaclab"))
         stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+        if args.init_from is not None:
+            from track_gen_isaac.warm_start import latest_checkpoint, task_obs_dims, widen_checkpoint
+
+            try:
+                src = latest_checkpoint(args.init_from)
+                init = widen_checkpoint(src, Path("logs") / f"init_{stamp}.pt", task_obs_dims(args.task)).resolve()
+            except (FileNotFoundError, ValueError) as exc:
+                ap.error(f"--init_from: {exc}")
+            extra = [*extra, "--checkpoint", str(init), "--no-resume_optimizer_state"]
+            print(f"[main] starting from {src} (widened to {args.task}'s observation: {init})", flush=True)
         # the runner's own device must follow the sim's (`--device` only moves the sim)
         cmd = [exe, "train", "--rl_library", "rsl_rl", "--task", args.task, "--num_envs", str(num_envs),
                "--max_iterations", str(iters), "--device", device, "--seed", str(args.seed),

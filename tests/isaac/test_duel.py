@@ -177,3 +177,57 @@ def test_a_race_needs_whole_races_of_drones():
     cfg = _cfg(TASK, 7)
     with pytest.raises(ValueError, match="num_envs=7 is not a multiple of 2"):
         gym.make(TASK, cfg=cfg)
+
+
+def test_the_duel_task_starts_from_a_solo_generalist_run(tmp_path):
+    """`main_job --task ...Duel-v0 --init_from RUN`: a 2-iteration solo generalist run (60 values) is widened
+    to the duel's 71 (zero weights and a 0 / 1 normalizer for the 11 rival values, so the networks compute
+    what the solo ones did whatever the rival values hold) and self-play trains from it; a checkpoint wider
+    than the task is refused by name."""
+    from track_gen_isaac.warm_start import latest_checkpoint, widen_checkpoint
+
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    base = [sys.executable, "-m", "track_gen_isaac.main_job", "--num_envs", "16", "--max_iterations", "2",
+            "--device", "cpu", "--eval_courses", "0"]
+    solo = subprocess.run([*base, "--task", "TrackGen-Drone-Gates-Real-v0", "--eval_layouts", "0", "--play_steps", "5",
+                           "--play_envs", "2"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert solo.returncode == 0, solo.stdout[-3000:] + solo.stderr[-3000:]
+    (run,) = (tmp_path / "logs" / "rsl_rl" / "trackgen_drone_real").iterdir()
+    duel = subprocess.run([*base, "--task", TASK, "--init_from", str(run)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert duel.returncode == 0, duel.stdout[-3000:] + duel.stderr[-3000:]
+    assert f"starting from {latest_checkpoint(run)}" in duel.stdout
+    (init,) = (tmp_path / "logs").glob("init_*.pt")
+    (drun,) = (tmp_path / "logs" / "rsl_rl" / "trackgen_drone_duel").iterdir()
+    assert f"Loading model checkpoint from: {init}" in (drun / "train.log").read_text()
+    assert [ln.split()[2] for ln in duel.stdout.splitlines() if ln.startswith("[train] iter ")] == ["1/2", "2/2"]
+
+    src = torch.load(latest_checkpoint(run), weights_only=False)
+    wide = torch.load(init, weights_only=False)
+    assert wide["iter"] == 0 and "optimizer_state_dict" not in wide
+    gen = torch.Generator().manual_seed(0)
+    for net in ("actor", "critic"):
+        s, w = src[f"{net}_state_dict"], wide[f"{net}_state_dict"]
+        assert s["mlp.0.weight"].shape[1] == 60 and w["mlp.0.weight"].shape[1] == 71
+        obs = torch.randn(32, 71, generator=gen) * 3.0
+
+        def first_layer(sd, x):
+            return ((x - sd["obs_normalizer._mean"]) / (sd["obs_normalizer._std"] + 1e-2)) @ sd["mlp.0.weight"].T
+
+        torch.testing.assert_close(first_layer(w, obs), first_layer(s, obs[:, :60]), rtol=1e-5, atol=1e-5)
+        for key in w:
+            if key not in ("mlp.0.weight", "obs_normalizer._mean", "obs_normalizer._var", "obs_normalizer._std"):
+                assert torch.equal(w[key], s[key]), key
+    with pytest.raises(ValueError, match="sees 71 values, the task 60"):
+        widen_checkpoint(init, tmp_path / "narrow.pt", {"actor": 60, "critic": 60})
+    with pytest.raises(FileNotFoundError, match="no model_"):
+        latest_checkpoint(tmp_path)
+
+
+def test_init_from_a_folder_without_a_checkpoint_is_refused_before_training(tmp_path):
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    proc = subprocess.run([sys.executable, "-m", "track_gen_isaac.main_job", "--task", TASK, "--device", "cpu",
+                           "--init_from", str(tmp_path)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2 and "--init_from: no model_*.pt checkpoint in" in proc.stderr, proc.stderr
+    assert not (tmp_path / "logs" / "rsl_rl").exists()
