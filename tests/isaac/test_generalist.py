@@ -117,6 +117,15 @@ def test_bad_start_share_is_refused_when_the_env_is_built():
         env.reset()
 
 
+def test_a_gate_frames_previous_that_is_not_a_bool_is_refused_when_the_env_is_built():
+    import gymnasium as gym
+
+    cfg = _cfg(TASK, 4)
+    cfg.observations.policy.gates.params["previous"] = 1
+    with pytest.raises(ValueError, match=r"previous: expected a bool, got 1"):
+        env = gym.make(TASK, cfg=cfg)
+        env.reset()
+
 def test_both_runtimes_fly_the_generalist_the_same():
     from isaaclab.managers import ObservationTermCfg as ObsTerm
 
