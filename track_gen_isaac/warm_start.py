@@ -30,8 +30,11 @@ def latest_checkpoint(run: str | Path) -> Path:
     p = Path(run)
     if p.is_file():
         return p
-    models = sorted(p.glob("model_*.pt"), key=lambda f: int(f.stem.split("_")[-1]) if f.stem.split("_")[-1].isdigit()
-                    else -1)
+    def iteration(f: Path) -> int:
+        it = f.stem.removeprefix("model_")
+        return int(it) if it.isdigit() else -1
+
+    models = sorted(p.glob("model_*.pt"), key=iteration)
     if not models:
         raise FileNotFoundError(f"no model_*.pt checkpoint in {p}")
     return models[-1]

@@ -220,17 +220,13 @@ class Program:
 
     def _check_randomize(self, spec, specs):
         for name, (lo, hi) in spec.randomize.items():
-            if name not in specs:
-                raise KeyError(f"randomize: unknown parameter {name!r}; parameters: {sorted(specs)}")
-            if specs[name].static:
-                raise ValueError(f"randomize: {name} is static and cannot be drawn per env")
-            specs[name].check(f"randomize[{name!r}] lo", lo)
-            specs[name].check(f"randomize[{name!r}] hi", hi)
+            _check_range_entry("randomize", f"randomize[{name!r}]", name, lo, hi, specs, "cannot be drawn per env")
 
     def _check_mixture(self, spec, specs):
         for cname, _, ranges in spec.mixture:
             for name, (lo, hi) in ranges.items():
-                _check_mixture_entry(f"mixture[{cname!r}][{name!r}]", name, lo, hi, specs)
+                what = f"mixture[{cname!r}][{name!r}]"
+                _check_range_entry(what, what, name, lo, hi, specs, _MIXTURE_STATIC)
 
     @property
     def mixture_component(self) -> wp.array:
@@ -283,7 +279,7 @@ class Program:
         for name, v in ranges.items():
             what = f"set_mixture_ranges[{component!r}][{name!r}]"
             lo, hi = mixture_range(what, v)
-            _check_mixture_entry(what, name, lo, hi, self._params.specs)
+            _check_range_entry(what, what, name, lo, hi, self._params.specs, _MIXTURE_STATIC)
             self._run_range_guards(name, lo, hi)
             checked[name] = (lo, hi)
         self._params.set_mixture_ranges(c, checked)
@@ -535,12 +531,17 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _check_mixture_entry(what: str, name: str, lo: float, hi: float, specs) -> None:
-    """A mixture range of parameter ``name`` against the program's parameters: known, dynamic, both
-    ends within its bounds; raises naming ``what``."""
+#: why a static parameter cannot be in a mixture range
+_MIXTURE_STATIC = "cannot differ per env; set it on the spec"
+
+
+def _check_range_entry(where: str, label: str, name: str, lo: float, hi: float, specs, static_why: str) -> None:
+    """A per-env range (a randomizer's or a mixture component's) of parameter ``name`` against the
+    program's parameters: known, dynamic, both ends within its bounds. Errors name ``where``
+    (unknown, static: ``static_why``) or ``label`` (an end out of bounds)."""
     if name not in specs:
-        raise KeyError(f"{what}: unknown parameter {name!r}; parameters: {sorted(specs)}")
+        raise KeyError(f"{where}: unknown parameter {name!r}; parameters: {sorted(specs)}")
     if specs[name].static:
-        raise ValueError(f"{what}: {name} is static and cannot differ per env; set it on the spec")
-    specs[name].check(f"{what} lo", lo)
-    specs[name].check(f"{what} hi", hi)
+        raise ValueError(f"{where}: {name} is static and {static_why}")
+    specs[name].check(f"{label} lo", lo)
+    specs[name].check(f"{label} hi", hi)
