@@ -314,6 +314,75 @@ def test_lateral_acceleration_never_exceeds_the_friction_limit(accel):
     assert linear > 5 * m.friction * G
 
 
+# ------------------------------------------------------------------------------ grip steering (the action term)
+
+
+def ref_action_scale(m: CarModel, grip: float, speed: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """float64 reference of the car action's scaling: clip to [-1, 1] (non-finite: 0); steering times
+    ``steer_max``, or with ``grip > 0`` times ``min(steer_max, grip mu g (l / v^2 + K))``."""
+    a = np.clip(np.nan_to_num(np.asarray(actions, np.float64), nan=0.0, posinf=0.0, neginf=0.0), -1, 1)
+    v2 = np.asarray(speed, np.float64) ** 2
+    steer = np.full(v2.shape, m.steer_max)
+    if grip > 0:
+        with np.errstate(divide="ignore"):
+            turn = grip * m.friction * G * (m.wheelbase / v2 + m.understeer_gradient)
+        steer = np.minimum(steer, np.where(v2 > 0, turn, np.inf))
+    return np.stack([a[:, 0] * steer, a[:, 1] * m.accel_max], 1)
+
+
+def _scale(m: CarModel, grip: float, speed: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from track_gen_isaac.mdp.car import car_scale_kernel
+
+    E = len(speed)
+    raw, scaled = wp.zeros((E, 2), dtype=wp.float32), wp.zeros((E, 2), dtype=wp.float32)
+    wp.launch(car_scale_kernel, dim=E,
+              inputs=[0, m.steer_max, m.accel_max, grip * m.friction * G, m.wheelbase, m.understeer_gradient,
+                      wp.array(np.asarray(speed, np.float32)), wp.array(np.asarray(actions, np.float32))],
+              outputs=[raw, scaled])
+    return raw.numpy(), scaled.numpy()
+
+
+@pytest.mark.parametrize("grip", [0.0, 0.5, 1.5])
+def test_action_scale_matches_the_float64_reference(grip):
+    """Random speeds (forward, reverse, at rest) and actions beyond [-1, 1] (some non-finite): the
+    scaled steering and acceleration equal the reference; off (grip 0) it is steer_max at every speed."""
+    rng = np.random.default_rng(int(grip * 10))
+    E, m = 256, F1TENTH
+    speed = rng.uniform(-5, 20, E).astype(np.float32)
+    speed[:8] = 0.0
+    act = rng.uniform(-1.5, 1.5, (E, 2)).astype(np.float32)
+    act[8, 0], act[9, 1], act[10, 0] = np.nan, np.inf, -np.inf
+    raw, scaled = _scale(m, grip, speed, act)
+    want = ref_action_scale(m, grip, speed, act)
+    np.testing.assert_allclose(scaled, want, rtol=2e-6, atol=1e-7)
+    np.testing.assert_array_equal(raw, np.clip(np.nan_to_num(act, nan=0.0, posinf=0.0, neginf=0.0), -1, 1))
+    fast = np.abs(speed) > 8
+    full = np.abs(raw[:, 0]) == 1
+    if grip == 0:
+        assert np.all(np.abs(scaled[full, 0]) == np.float32(m.steer_max))
+    else:
+        assert np.all(np.abs(scaled[fast & full, 0]) < 0.5 * m.steer_max)  # limited at speed
+        assert np.all(np.abs(scaled[(np.abs(speed) < 1) & full, 0]) == np.float32(m.steer_max))  # full lock slow
+
+
+@pytest.mark.parametrize("speed", [6.0, 10.0, 14.0])
+def test_grip_steering_asks_for_that_share_of_the_friction_limit(speed):
+    """A full steering action held at constant speed with grip 0.5 settles into a turn whose
+    acceleration across the path is half the friction limit (the steady-state steering the scale is
+    built on: ``delta = a_y (l / v^2 + K)``), at three speeds."""
+    m, dt = F1TENTH, 0.01
+    dyn = CarDynamics(m, 1, "cpu", steering="angle")
+    s = np.zeros((1, 7))
+    s[0, 3] = speed
+    set_state(dyn, s)
+    for _ in range(300):
+        _, scaled = _scale(m, 0.5, dyn.speed.numpy(), np.array([[1.0, 0.0]], np.float32))
+        dyn.step(wp.array(scaled, dtype=wp.float32), dt)
+    st = get_state(dyn)[0]
+    assert st[3] == pytest.approx(speed)
+    assert st[3] * st[5] == pytest.approx(0.5 * m.friction * G, rel=0.02)
+
+
 # ------------------------------------------------------------------------------ reset and capture
 
 

@@ -142,6 +142,26 @@ def test_leaving_the_band_ends_the_episode_with_the_crash_penalty():
         env.close()
 
 
+@pytest.mark.parametrize("change, match", [
+    ({"grip_steering": -1.0}, r"grip_steering: expected a finite number >= 0 \(0: off\), got -1.0"),
+    ({"grip_steering": 1.0, "steering": "rate"}, r"grip_steering limits a target steering angle: it needs "
+                                                  r"steering='angle', got steering='rate'"),
+])
+def test_a_bad_grip_steering_is_refused_when_the_env_is_built(change, match):
+    import gymnasium as gym
+    from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
+
+    import track_gen_isaac.tasks  # noqa: F401
+
+    cfg = load_cfg_from_registry(TASK, "env_cfg_entry_point")
+    cfg.scene.num_envs, cfg.sim.device = 2, "cpu"
+    for k, v in change.items():
+        setattr(cfg.actions.car, k, v)
+    with pytest.raises(ValueError, match=match):
+        env = gym.make(TASK, cfg=cfg)
+        env.reset()
+
+
 def test_band_and_gate_layouts_are_refused_by_the_other_kind_of_task():
     from track_gen.layouts import data_dir
     from track_gen_isaac.evaluate.flown import flown_suite

@@ -35,6 +35,7 @@ from isaaclab.utils import configclass
 
 from track_gen_isaac.car import F1TENTH, CarDynamics, CarModel
 from track_gen_isaac.mdp._base import CourseTerm
+from track_gen_isaac.quadrotor import GRAVITY
 
 if TYPE_CHECKING:  # pragma: no cover
     from isaaclab.envs import ManagerBasedEnv
@@ -53,17 +54,32 @@ BAND_VALUES = 5
 # ------------------------------------------------------------------------------------------------ action
 
 
+@wp.func
+def grip_steer_limit(steer_max: float, grip_accel: float, wheelbase: float, understeer: float, v: float) -> float:
+    """The steering angle of a steady turn at lateral acceleration ``grip_accel`` at speed ``v``,
+    ``grip_accel (l / v^2 + K)``, never beyond ``steer_max`` (which it is at rest)."""
+    v2 = v * v
+    if v2 * steer_max <= grip_accel * wheelbase:
+        return steer_max
+    return wp.min(steer_max, grip_accel * (wheelbase / v2 + understeer))
+
+
 @wp.kernel
 def car_scale_kernel(
     offset: int,
     steer_scale: float,
     accel_scale: float,
+    grip_accel: float,
+    wheelbase: float,
+    understeer: float,
+    speed: wp.array(dtype=wp.float32),
     actions: wp.array(dtype=wp.float32, ndim=2),
     raw_out: wp.array(dtype=wp.float32, ndim=2),
     scaled_out: wp.array(dtype=wp.float32, ndim=2),
 ):
     """Clip the policy's two columns to [-1, 1] (non-finite: 0), keep them (``raw_out``) and scale them
-    to the dynamics' units (``scaled_out``: steering [rad or rad/s], acceleration [m/s^2])."""
+    to the dynamics' units (``scaled_out``: steering [rad or rad/s], acceleration [m/s^2]). With
+    ``grip_accel > 0`` the steering scale is :func:`grip_steer_limit` at the car's speed."""
     i = wp.tid()
     for j in range(2):
         a = actions[i, offset + j]
@@ -71,7 +87,10 @@ def car_scale_kernel(
             a = 0.0
         a = wp.clamp(a, -1.0, 1.0)
         raw_out[i, j] = a
-    scaled_out[i, 0] = raw_out[i, 0] * steer_scale
+    s = steer_scale
+    if grip_accel > 0.0:
+        s = grip_steer_limit(steer_scale, grip_accel, wheelbase, understeer, wp.abs(speed[i]))
+    scaled_out[i, 0] = raw_out[i, 0] * s
     scaled_out[i, 1] = raw_out[i, 1] * accel_scale
 
 
@@ -138,6 +157,14 @@ class CarDriver:
         self.scaled = wp.zeros((E, 2), dtype=wp.float32, device=dev)
         self.steer_scale = float(model.steer_max if cfg.steering == "angle" else model.steer_rate_max)
         self.accel_scale = float(model.accel_max)
+        grip = cfg.grip_steering
+        if not isinstance(grip, numbers.Real) or isinstance(grip, bool) or not math.isfinite(grip) or grip < 0:
+            raise ValueError(f"CarActionCfg.grip_steering: expected a finite number >= 0 (0: off), got {grip!r}")
+        if grip > 0 and cfg.steering != "angle":
+            raise ValueError("CarActionCfg.grip_steering limits a target steering angle: it needs steering='angle', "
+                             f"got steering={cfg.steering!r}")
+        #: lateral acceleration [m/s^2] that a full steering action asks for at speed (0: off)
+        self.grip_accel = float(grip) * model.friction * GRAVITY
         self.mask = wp.zeros(E, dtype=wp.bool, device=dev)
         self.all_mask = wp.ones(E, dtype=wp.bool, device=dev)
         self.start_pos = wp.zeros(E, dtype=wp.vec3f, device=dev)
@@ -146,8 +173,10 @@ class CarDriver:
         NewtonManager.transforms_may_change_on_graph_replay = True
 
     def command(self, actions: wp.array, offset: int = 0) -> None:
+        m = self.dyn.model
         wp.launch(car_scale_kernel, dim=self.dyn.num_envs,
-                  inputs=[int(offset), self.steer_scale, self.accel_scale, actions],
+                  inputs=[int(offset), self.steer_scale, self.accel_scale, self.grip_accel, float(m.wheelbase),
+                          float(m.understeer_gradient), self.dyn.speed, actions],
                   outputs=[self.raw, self.scaled], device=self.dyn.device)
 
     def step(self) -> None:
@@ -245,6 +274,11 @@ class CarActionCfg(ActionTermCfg):
     """The car's figures and limits (F1TENTH by default)."""
     steering: str = "angle"
     """``"angle"``: action 0 is a target steering angle; ``"rate"``: a steering rate."""
+    grip_steering: float = 0.0
+    """0 (off): a full steering action is ``steer_max`` at every speed. ``g > 0`` (``steering="angle"``
+    only): a full steering action asks for the steady turn at ``g`` times the friction limit at the
+    car's speed, ``min(steer_max, g mu g_0 (l / v^2 + K))`` (``K`` the understeer gradient), so the same
+    action noise that is harmless at 3 m/s does not throw the car off the road at 15 m/s."""
 
 
 def car_term(env, action_name: str):
