@@ -60,7 +60,7 @@ from track_gen.tools.checkpoints import jitter_position
 from track_gen_isaac.course_build import build_course  # noqa: F401  (re-exported: part of this module's API)
 from track_gen_isaac.course_cfg import CourseCfg
 from track_gen_isaac.course_stats import EpisodeStats
-from track_gen_isaac.env_poses import place_pose_kernel, race_mask_kernel, start_pose_kernel
+from track_gen_isaac.env_poses import corner_pose_kernel, place_pose_kernel, race_mask_kernel, start_pose_kernel
 
 __all__ = ["EnvCourse", "EnvCourses", "get_course", "courses_of", "global_rank", "course_seed", "build_course",
            "origin_view", "register_reader", "set_debug_vis", "COURSES_ATTR"]
@@ -71,6 +71,7 @@ wp.set_module_options({"enable_backward": False})
 COURSES_ATTR = "track_gen_courses"
 
 _START_KEY = name_key("track_gen_isaac.start_pose")
+_CORNER_KEY = name_key("track_gen_isaac.corner_pose")
 
 
 def global_rank() -> int:
@@ -182,10 +183,12 @@ class EnvCourse:
         self.pose_yaw = wp.zeros(R, dtype=wp.float32, device=self.device)
         self.pose_index = wp.full(R, -1, dtype=wp.int32, device=self.device)
         self.start_counter = wp.zeros(R, dtype=wp.int32, device=self.device)
-        # place_at_start_or_checkpoint's split of a reset: its draw counter and the two masks
+        # place_at_start_or_checkpoint's split of a reset: its draw counter and the three masks
         self.split_counter = wp.zeros(R, dtype=wp.int32, device=self.device)
         self.start_mask = wp.zeros(R, dtype=wp.int32, device=self.device)
         self.checkpoint_mask = wp.zeros(R, dtype=wp.int32, device=self.device)
+        self.corner_mask = wp.zeros(R, dtype=wp.int32, device=self.device)
+        self.corner_counter = wp.zeros(R, dtype=wp.int32, device=self.device)
         # callables run right after every course step (recordable launches only: in the warp runtime
         # they are recorded into the owner term's stage), e.g. the duel's race state
         self.step_hooks: list = []
@@ -418,6 +421,25 @@ class EnvCourse:
         by progress. Recordable."""
         self.course.checkpoint_sampler.sample(mask, self.pose_index, self.pose_pos, self.pose_yaw,
                                               jitter=_jitter(jitter))
+        progress = self.course.progress
+        if progress is not None:
+            progress.start_at(mask, self.pose_index)
+
+    def corner_poses(self, mask: wp.array, lead=(2.0, 10.0), jitter=(0.0, 0.0, 0.0)) -> None:
+        """Band tracks: the checkpoint a uniform ``lead`` (min, max) [m] of arc length before each
+        masked env's tightest turn (plus jitter, as a checkpoint start) into :attr:`pose_pos` /
+        :attr:`pose_yaw` / :attr:`pose_index`, counted as passed by progress. Recordable."""
+        if self.mode != "track":
+            raise ValueError(f"EnvCourse.corner_poses: env.cfg.{self.name} is a {self.mode} course; a start before "
+                             f"the tightest turn needs a band track's centre line")
+        lo, hi = (float(v) for v in lead)
+        jl, jv, jy = _jitter(jitter)
+        r = self.course.result
+        cp = self.course.checkpoint_sampler.checkpoints
+        wp.launch(corner_pose_kernel, dim=self.num_races,
+                  inputs=[_CORNER_KEY, lo, hi, jl, jv, jy, mask, self.course.seeds.seeds, r.curvature, r.s, r.length,
+                          cp.pos, cp.normal, cp.s, cp.count, r.start_pos, r.start_yaw],
+                  outputs=[self.corner_counter, self.pose_index, self.pose_pos, self.pose_yaw], device=self.device)
         progress = self.course.progress
         if progress is not None:
             progress.start_at(mask, self.pose_index)

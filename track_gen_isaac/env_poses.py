@@ -1,15 +1,16 @@
 """The kernels :class:`~track_gen_isaac.env_course.EnvCourse` launches to place robots and map env masks:
-a jittered start pose per env (or race), the world root pose written from a course pose, and the
-env mask of a race's agents folded into one course mask."""
+a jittered start pose per env (or race), a checkpoint before a band track's tightest turn, the world
+root pose written from a course pose, and the env mask of a race's agents folded into one course mask."""
 
 from __future__ import annotations
 
 import warp as wp
 
 from track_gen.rng import stream_state
+from track_gen.math import unit_lateral, wrap_angle
 from track_gen.tools.checkpoints import jitter_position
 
-__all__ = ["start_pose_kernel", "place_pose_kernel", "race_mask_kernel"]
+__all__ = ["start_pose_kernel", "corner_pose_kernel", "place_pose_kernel", "race_mask_kernel"]
 
 wp.set_module_options({"enable_backward": False})
 
@@ -43,6 +44,72 @@ def start_pose_kernel(
     lat = wp.vec3f(-wp.sin(yaw), wp.cos(yaw), 0.0)
     pos_out[e] = jitter_position(start_pos[e], lat, r1, r2, jitter_lateral, jitter_vertical)
     yaw_out[e] = yaw + jitter_yaw * (2.0 * r3 - 1.0)
+
+
+@wp.kernel
+def corner_pose_kernel(
+    key: int,
+    lead_min: float,
+    lead_max: float,
+    jitter_lateral: float,
+    jitter_vertical: float,
+    jitter_yaw: float,
+    active: wp.array(dtype=wp.int32),
+    seeds: wp.array(dtype=wp.int32),
+    curvature: wp.array2d(dtype=wp.float32),
+    arc: wp.array2d(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
+    cp_pos: wp.array2d(dtype=wp.vec3f),
+    cp_normal: wp.array2d(dtype=wp.vec3f),
+    cp_s: wp.array2d(dtype=wp.float32),
+    cp_count: wp.array(dtype=wp.int32),
+    start_pos: wp.array(dtype=wp.vec3f),
+    start_yaw: wp.array(dtype=wp.float32),
+    counter_out: wp.array(dtype=wp.int32),
+    index_out: wp.array(dtype=wp.int32),
+    pos_out: wp.array(dtype=wp.vec3f),
+    yaw_out: wp.array(dtype=wp.float32),
+):
+    """For masked envs of a band track: the checkpoint a uniform ``lead`` in ``[lead_min, lead_max]``
+    metres of arc length before the centre line's tightest point (the largest ``|curvature|``, the first
+    of equals), i.e. the last checkpoint at or before ``s_peak - lead`` (the loop wraps; before the
+    first checkpoint: the last, on the start line), plus jitter as a checkpoint start. A course
+    without checkpoints gets its start pose and index -1. Counter-based draws per env."""
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    c = counter_out[e] + 1
+    counter_out[e] = c
+    st = stream_state(seeds[e], c, key, 0)
+    r0 = wp.randf(st)
+    r1 = wp.randf(st)
+    r2 = wp.randf(st)
+    r3 = wp.randf(st)
+    n = cp_count[e]
+    if n <= 0:
+        index_out[e] = -1
+        pos_out[e] = start_pos[e]
+        yaw_out[e] = start_yaw[e]
+        return
+    peak = int(0)
+    kmax = float(-1.0)
+    for j in range(curvature.shape[1]):
+        k = wp.abs(curvature[e, j])
+        if k > kmax:
+            kmax = k
+            peak = j
+    total = length[e]
+    s0 = arc[e, peak] - (lead_min + r0 * (lead_max - lead_min))
+    if total > 0.0:
+        s0 = s0 - total * wp.floor(s0 / total)
+    idx = n - 1
+    for k in range(n):
+        if cp_s[e, k] <= s0:
+            idx = k
+    nn = cp_normal[e, idx]
+    index_out[e] = idx
+    pos_out[e] = jitter_position(cp_pos[e, idx], unit_lateral(nn), r1, r2, jitter_lateral, jitter_vertical)
+    yaw_out[e] = wrap_angle(wp.atan2(nn[1], nn[0]) + jitter_yaw * (2.0 * r3 - 1.0))
 
 
 @wp.kernel

@@ -162,6 +162,88 @@ def test_a_bad_grip_steering_is_refused_when_the_env_is_built(change, match):
         env.reset()
 
 
+def corner_index_reference(curvature, s, length, cp_s, cp_count, lead):
+    """numpy: the last checkpoint at or before ``s_peak - lead`` (the loop wraps; none: the last one),
+    ``s_peak`` the arc length of the first largest ``|curvature|``."""
+    out = []
+    for e in range(len(length)):
+        j = int(np.argmax(np.abs(curvature[e])))
+        s0 = (float(s[e, j]) - float(lead[e])) % float(length[e])
+        cs = cp_s[e, :cp_count[e]]
+        before = np.nonzero(cs <= s0)[0]
+        out.append(int(before.max()) if before.size else int(cp_count[e]) - 1)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("task", [TASK, "TrackGen-Car-Track-Warp-v0"])
+def test_corner_starts_put_the_car_before_its_tracks_tightest_turn(task):
+    """place_at_start_or_checkpoint(corner_share=1): every car starts at rest on the checkpoint the
+    drawn lead before its track's tightest turn (the numpy reference, with a fixed lead), facing the
+    checkpoint's normal, that checkpoint counted as passed; then, with leads in (2, 10) m, every start
+    is 2 to 10 m + one spacing before the turn, also at the resets inside 200 steps at full lock."""
+    import gymnasium as gym
+    from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
+
+    import track_gen_isaac.tasks  # noqa: F401
+    from track_gen_isaac.env_course import get_course
+    from track_gen_isaac.tasks.car_track import CHECKPOINT_SPACING
+
+    E = 8
+    cfg = load_cfg_from_registry(task, "env_cfg_entry_point")
+    cfg.scene.num_envs, cfg.sim.device, cfg.seed = E, "cpu", 3
+    cfg.events.place.params.update(start_share=0.0, corner_share=1.0, corner_lead=(3.0, 3.0), jitter=(0.0, 0.0, 0.0))
+    env = gym.make(task, cfg=cfg)
+    try:
+        base = env.unwrapped
+        env.reset()
+        ec = get_course(base)
+        r, cp = ec.course.result, ec.course.checkpoint_sampler.checkpoints
+        curv, arc, length, cps, count = (a.numpy() for a in (r.curvature, r.s, r.length, cp.s, cp.count))
+        idx = ec.pose_index.numpy()
+        np.testing.assert_array_equal(idx, corner_index_reference(curv, arc, length, cps, count, np.full(E, 3.0)))
+        pos = (base.scene["robot"].data.root_pos_w.torch - base.scene.env_origins).numpy()
+        np.testing.assert_allclose(pos[:, :2], cp.pos.numpy()[np.arange(E), idx][:, :2], atol=1e-5)
+        n = cp.normal.numpy()[np.arange(E), idx]
+        np.testing.assert_allclose(_yaw(base.scene["robot"].data.root_quat_w.torch), np.arctan2(n[:, 1], n[:, 0]),
+                                   atol=1e-5)
+        np.testing.assert_array_equal(ec.course.progress.next_index.numpy(), (idx + 1) % count)
+        assert len(set((1 / np.abs(curv).max(1)).round(3))) > 1  # different tracks, different turns
+
+        base.event_manager.get_term_cfg("place").params["corner_lead"] = (2.0, 10.0)
+        env.reset()
+        resets = 0
+        for step in range(200):
+            if step:
+                env.step(torch.tensor([[1.0, 1.0]] * E))  # full lock and throttle: cars leave and are reset
+                resets += int((base.episode_length_buf == 0).sum())
+            idx = ec.pose_index.numpy()
+            curv, arc, length, cps = (a.numpy() for a in (r.curvature, r.s, r.length, cp.s))
+            peak = arc[np.arange(E), np.abs(curv).argmax(1)]
+            ahead = (peak - cps[np.arange(E), idx]) % length
+            assert np.all(ahead >= 2.0 - 1e-3) and np.all(ahead <= 10.0 + CHECKPOINT_SPACING + 1e-3), ahead
+        assert resets >= E  # the placement ran again inside env.step, on new tracks
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"corner_share": 0.9}, r"corner_share: expected a number in \[0, 1 - start_share\] = \[0, 0.75\], got 0.9"),
+    ({"corner_share": 0.2, "corner_lead": (5.0, 2.0)}, r"corner_lead: expected finite 0 <= min <= max \[m\]"),
+])
+def test_bad_corner_starts_are_refused_when_the_env_is_built(change, match):
+    import gymnasium as gym
+    from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
+
+    import track_gen_isaac.tasks  # noqa: F401
+
+    cfg = load_cfg_from_registry(TASK, "env_cfg_entry_point")
+    cfg.scene.num_envs, cfg.sim.device = 2, "cpu"
+    cfg.events.place.params.update(change)
+    with pytest.raises(ValueError, match=match):
+        env = gym.make(TASK, cfg=cfg)
+        env.reset()
+
+
 def test_band_and_gate_layouts_are_refused_by_the_other_kind_of_task():
     from track_gen.layouts import data_dir
     from track_gen_isaac.evaluate.flown import flown_suite

@@ -117,6 +117,17 @@ def test_bad_start_share_is_refused_when_the_env_is_built():
         env.reset()
 
 
+def test_corner_starts_on_a_gate_course_are_refused_when_the_env_is_built():
+    import gymnasium as gym
+
+    cfg = _cfg(TASK, 4)
+    cfg.events.place.params["corner_share"] = 0.2
+    with pytest.raises(ValueError, match=r"corner_share: course 'course' is a gates course; starts before the "
+                                         r"tightest turn need a band track"):
+        env = gym.make(TASK, cfg=cfg)
+        env.reset()
+
+
 def test_a_gate_frames_previous_that_is_not_a_bool_is_refused_when_the_env_is_built():
     import gymnasium as gym
 

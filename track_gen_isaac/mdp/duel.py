@@ -153,8 +153,8 @@ class place_on_grid(_RaceTerm):
               velocity) -> None:
         """Race poses, then every agent's pose into ``pose`` / ``velocity`` (recordable)."""
         ec, race = self.ec, self.race
-        wp.launch(split_start_kernel, dim=ec.num_races, inputs=[float(start_share), mask, ec.course.seeds.seeds],
-                  outputs=[ec.split_counter, ec.start_mask, ec.checkpoint_mask], device=ec.device)
+        wp.launch(split_start_kernel, dim=ec.num_races, inputs=[float(start_share), 0.0, mask, ec.course.seeds.seeds],
+                  outputs=[ec.split_counter, ec.start_mask, ec.checkpoint_mask, ec.corner_mask], device=ec.device)
         ec.start_poses(ec.start_mask)
         ec.checkpoint_poses(ec.checkpoint_mask)
         for m, fwd, (jl, jv, jy), counter in ((ec.start_mask, 0.0, _jitter(start_jitter), self._start_counter),

@@ -167,6 +167,7 @@ class place_at_checkpoint(_place):
 def split_start_kernel(
     # parameters
     share: float,
+    corner_share: float,
     # inputs
     active: wp.array(dtype=wp.int32),
     seeds: wp.array(dtype=wp.int32),
@@ -174,18 +175,26 @@ def split_start_kernel(
     counter_out: wp.array(dtype=wp.int32),
     start_out: wp.array(dtype=wp.int32),
     checkpoint_out: wp.array(dtype=wp.int32),
+    corner_out: wp.array(dtype=wp.int32),
 ):
-    """Split the masked envs: each goes to its course start with probability ``share``, else to a
-    checkpoint. Counter-based draws per env (independent of which other envs reset)."""
+    """Split the masked envs: each goes to its course start with probability ``share``, before its
+    tightest turn with probability ``corner_share``, else to a random checkpoint (one uniform draw
+    ``u``: start below ``share``, corner below ``share + corner_share``; with ``corner_share`` 0 the
+    split is the two-way one, draw for draw). Counter-based draws per env (independent of which other
+    envs reset)."""
     e = wp.tid()
     start_out[e] = 0
     checkpoint_out[e] = 0
+    corner_out[e] = 0
     if active[e] == 0:
         return
     c = counter_out[e] + 1
     counter_out[e] = c
-    if wp.randf(stream_state(seeds[e], c, _SPLIT_KEY, 0)) < share:
+    u = wp.randf(stream_state(seeds[e], c, _SPLIT_KEY, 0))
+    if u < share:
         start_out[e] = 1
+    elif u < share + corner_share:
+        corner_out[e] = 1
     else:
         checkpoint_out[e] = 1
 
@@ -197,32 +206,55 @@ def check_share(share) -> float:
 
 
 class place_at_start_or_checkpoint(_place):
-    """A mix of the two placements: each reset env starts at its course start with probability
+    """A mix of the placements: each reset env starts at its course start with probability
     ``start_share`` (plus ``start_jitter``: a standing start, a take-off where the course starts on
     the ground) and otherwise on a random checkpoint (plus ``jitter``), as :class:`place_at_course_start`
-    and :class:`place_at_checkpoint` do. Draws are per env and counter based."""
+    and :class:`place_at_checkpoint` do. Draws are per env and counter based.
 
-    def check(self, start_share=0.25, jitter=(0.0, 0.0, 0.0), start_jitter=(0.0, 0.0, 0.0), z_offset=None):
+    ``corner_share`` (band tracks; 0 by default, which changes nothing): that share of the resets
+    starts on the checkpoint a uniform ``corner_lead`` = (min, max) metres of arc length before the
+    track's tightest turn (plus ``jitter``), so the corner a lap is most often lost at is practised
+    as often as the policy needs, not once per lap at best. ``start_share + corner_share <= 1``."""
+
+    def check(self, start_share=0.25, jitter=(0.0, 0.0, 0.0), start_jitter=(0.0, 0.0, 0.0), z_offset=None,
+              corner_share=0.0, corner_lead=(2.0, 10.0)):
         check_share(start_share)
+        if isinstance(corner_share, bool) or not isinstance(corner_share, (int, float)) \
+                or not 0.0 <= float(corner_share) <= 1.0 - float(start_share):
+            raise ValueError(f"corner_share: expected a number in [0, 1 - start_share] = [0, {1.0 - start_share:g}], "
+                             f"got {corner_share!r}")
+        try:
+            lo, hi = (float(v) for v in corner_lead)
+        except (TypeError, ValueError):
+            raise ValueError(f"corner_lead: expected (min, max) distances [m], got {corner_lead!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and 0.0 <= lo <= hi):
+            raise ValueError(f"corner_lead: expected finite 0 <= min <= max [m], got {corner_lead!r}")
+        if corner_share > 0 and self.mode != "track":
+            raise ValueError(f"corner_share: course {self.course_name!r} is a {self.mode} course; starts before the "
+                             f"tightest turn need a band track")
         _jitter(start_jitter)
         super().check(jitter, z_offset)
 
-    def split(self, mask, share: float):
-        """(start mask, checkpoint mask) of the envs (races) of ``mask``: the course's [R] int32 split arrays."""
+    def split(self, mask, share: float, corner_share: float = 0.0):
+        """(start, checkpoint, corner) masks of the envs (races) of ``mask``: the course's [R] int32 split arrays."""
         ec = self.ec
-        wp.launch(split_start_kernel, dim=ec.num_races, inputs=[float(share), mask, ec.course.seeds.seeds],
-                  outputs=[ec.split_counter, ec.start_mask, ec.checkpoint_mask], device=ec.device)
-        return ec.start_mask, ec.checkpoint_mask
+        wp.launch(split_start_kernel, dim=ec.num_races,
+                  inputs=[float(share), float(corner_share), mask, ec.course.seeds.seeds],
+                  outputs=[ec.split_counter, ec.start_mask, ec.checkpoint_mask, ec.corner_mask], device=ec.device)
+        return ec.start_mask, ec.checkpoint_mask, ec.corner_mask
 
-    def place(self, mask, start_share, jitter, start_jitter) -> None:
-        start, ckpt = self.split(mask, start_share)
+    def place(self, mask, start_share, jitter, start_jitter, corner_share=0.0, corner_lead=(2.0, 10.0)) -> None:
+        start, ckpt, corner = self.split(mask, start_share, corner_share)
         self.ec.start_poses(start, start_jitter)
         self.ec.checkpoint_poses(ckpt, jitter)
+        if corner_share > 0:
+            self.ec.corner_poses(corner, corner_lead, jitter)
 
     def __call__(self, env, env_ids, course_name: str = "course", start_share: float = 0.25,
-                 jitter: tuple = (0.0, 0.0, 0.0), start_jitter: tuple = (0.0, 0.0, 0.0), z_offset: float | None = None):
+                 jitter: tuple = (0.0, 0.0, 0.0), start_jitter: tuple = (0.0, 0.0, 0.0), z_offset: float | None = None,
+                 corner_share: float = 0.0, corner_lead: tuple = (2.0, 10.0)):
         if not self._order_checked:
             self._check_order(env)
-        self.place(self.ec.set_mask(env_ids), start_share, jitter, start_jitter)
+        self.place(self.ec.set_mask(env_ids), start_share, jitter, start_jitter, corner_share, corner_lead)
         self._write(env, env_ids, self.z_of(z_offset))
 
