@@ -31,8 +31,13 @@
   term      function                               weight   meaning
   ========  =====================================  =======  ==============================================
   progress  ``progress_rate`` (clip 25 m/s)        1.0      speed along the course line: 1 per metre gained
-  crash     ``is_terminated_term`` (off_track,     -5000    -100 once, when the car leaves the band, spins
-            spun, stalled)                                  or stalls
+  crash     ``is_terminated_term`` (off_track,     -5000    -100 once, when the car leaves the band or spins
+            spun)
+  stall     ``is_terminated_term`` (stalled)       -8500    -170 once, when the car stalls: it lands 2 s
+                                                            after the car stops, so discounted (gamma
+                                                            0.995) it is about the crash's -100; at -100
+                                                            a stall was the cheaper failure, and policies
+                                                            parked before hard corners
   slip      ``car_slip_l2``                        -20      -20 per rad^2 of slip angle per second: a car
                                                             sliding towards a spin pays before it spins
   ========  =====================================  =======  ==============================================
@@ -46,8 +51,10 @@
   0.3 m/s for 2 s, :data:`STALL`; without it the policy learned to park before a hard corner and
   wait for the time-out, since a crash costs more than the progress of its discount horizon), one lap (``laps``),
   an invalid course (``invalid``, a time-out), the time limit (20 s).
-* **starts**: a quarter of the episodes at the course start (standing start, 5 cm / 0.05 rad
-  jitter), the rest at rest on a random checkpoint with 10 cm lateral and 0.15 rad yaw jitter.
+* **starts** (all at rest): a quarter of the episodes at the course start (standing start, 5 cm /
+  0.05 rad jitter), a quarter on the checkpoint 1-12 m before the track's tightest turn
+  (``corner_share``: the turn a lap is most often lost at, practised far more often than once a
+  lap), the rest on a random checkpoint; 10 cm lateral and 0.15 rad yaw jitter on a checkpoint.
 
 ``TrackGen-Car-Track-Play-v0``: 16 envs, 120 s episodes (a whole lap), every episode from the course
 start. Both run in both runtimes (``-Warp-`` ids). Envs sit 2 m apart (:data:`ENV_SPACING`): they do
@@ -91,7 +98,7 @@ HALF_EXTENTS = (0.5 * F1TENTH.length, 0.5 * F1TENTH.width)
 #: body's own box (:data:`BODY_OVERRIDES`)
 SAFETY_MARGIN = 0.05
 #: (speed [m/s], time [s]): a car slower than the speed for the time has stalled, which ends the episode
-#: with the crash penalty (:class:`~track_gen_isaac.mdp.car_stalled`)
+#: with the stall penalty (:class:`~track_gen_isaac.mdp.car_stalled`)
 STALL = (0.3, 2.0)
 #: the env-cfg overrides (a suite's ``env_overrides``) that give the task's cfg the body's own box
 BODY_OVERRIDES = {"course.half_extents": HALF_EXTENTS}
@@ -145,7 +152,8 @@ class CarObsCfg:
 class CarRewardsCfg:
     progress = RewTerm(func=mdp.progress_rate, weight=1.0, params={"clip": 25.0})
     crash = RewTerm(func=imdp.is_terminated_term, weight=-5000.0,
-                    params={"term_keys": ["off_track", "spun", "stalled"]})
+                    params={"term_keys": ["off_track", "spun"]})
+    stall = RewTerm(func=imdp.is_terminated_term, weight=-8500.0, params={"term_keys": ["stalled"]})
     slip = RewTerm(func=mdp.car_slip_l2, weight=-20.0)
 
 
@@ -154,7 +162,7 @@ class CarTerminationsCfg:
     time_out = DoneTerm(func=imdp.time_out, time_out=True)
     off_track = DoneTerm(func=mdp.collided)  # the box touches a band edge (band collision)
     spun = DoneTerm(func=mdp.car_spun, params={"max_slip": 0.5})
-    # parked: below 0.3 m/s for 2 s ends the episode as a crash (else waiting before a hard corner pays)
+    # parked: below 0.3 m/s for 2 s ends the episode with the stall penalty (else waiting before a hard corner pays)
     stalled = DoneTerm(func=mdp.car_stalled, params={"min_speed": STALL[0], "patience": STALL[1]})
     invalid = DoneTerm(func=mdp.invalid_course, time_out=True)
     # a lap (a start near the lap line reaches it in training) truncates, not terminates: the race goes
@@ -166,7 +174,8 @@ class CarTerminationsCfg:
 class CarEventsCfg:
     course = EventTerm(func=mdp.regenerate_course, mode="reset")
     place = EventTerm(func=mdp.place_at_start_or_checkpoint, mode="reset",
-                      params={"start_share": 0.25, "jitter": (0.1, 0.0, 0.15), "start_jitter": (0.05, 0.0, 0.05)})
+                      params={"start_share": 0.25, "jitter": (0.1, 0.0, 0.15), "start_jitter": (0.05, 0.0, 0.05),
+                              "corner_share": 0.25, "corner_lead": (1.0, 12.0)})
 
 
 @configclass
