@@ -34,8 +34,8 @@ __all__ = ["main", "play_task_of", "default_device", "default_iterations", "task
 DEFAULT_TASK = "TrackGen-Drone-Gates-Real-v0"
 #: main-job defaults (override with the flags); the default task's whole job takes 14.5 minutes on 2 CPU cores
 #: (README, "Two commands")
-#: The car (``Car-Track``): 400 iterations, 9.7 minutes of training on 2 cores, 11.4 minutes for the whole job
-#: (measured, seed 1, on a machine shared with other runs; docs/isaac/car-racing.rst)
+#: The car (``Car-Track``): 700 iterations; with two jobs at once on 2 cores 13.4 minutes of training, 14.1
+#: minutes for the whole job (measured, seeds 1 and 3; docs/isaac/car-racing.rst, v13)
 CPU_DEFAULTS = {"num_envs": 1024, "max_iterations": 500}
 GPU_DEFAULTS = {"num_envs": 4096, "max_iterations": 600}
 #: CPU iteration budgets measured for one task family (``TrackGen-Drone-<family>[-Warp][-Play]-v0``)
@@ -43,7 +43,7 @@ GPU_DEFAULTS = {"num_envs": 4096, "max_iterations": 600}
 #: their crash weight and safety margin, stay as reliable (docs/isaac/drone-racing.rst, seed study;
 #: 13.5 minutes of the generalist's training on 2 cores; the duel task: 900 iterations of 1024 drones, a median 1.13 s
 #: each, about 17 minutes: docs/user-guide/head-to-head.rst, "Measured"; the car: see CPU_DEFAULTS)
-CPU_ITERATIONS = {"Gates-Race": 900, "Gates-Race-Curriculum": 900, "Gates-Real": 900, "Car-Track": 400,
+CPU_ITERATIONS = {"Gates-Race": 900, "Gates-Race-Curriculum": 900, "Gates-Real": 900, "Car-Track": 700,
                   "Gates-Duel": 900}
 #: head-to-head task families: after training, the main job races the checkpoint against itself (and
 #: ``--opponent``) on the duel suite instead of the one-drone playback and suite

@@ -59,7 +59,7 @@ def test_car_tasks_are_registered_with_their_agent_suite_and_budget():
     ppo = agents.car_track_ppo()
     assert ppo.experiment_name == "trackgen_car_track" and ppo.algorithm.gamma == 0.995
     assert play_task_of(TASK) == "TrackGen-Car-Track-Play-v0"
-    assert default_iterations(TASK, "cpu") == 400
+    assert default_iterations(TASK, "cpu") == 700
     s = suite_of_task(TASK)
     assert s.name == "car-track-v1" and s.laps == 1 and s.env_overrides == {"course.half_extents": (0.29, 0.155)}
 
