@@ -425,9 +425,11 @@ class EnvCourse:
         if progress is not None:
             progress.start_at(mask, self.pose_index)
 
-    def corner_poses(self, mask: wp.array, lead=(2.0, 10.0), jitter=(0.0, 0.0, 0.0)) -> None:
+    def corner_poses(self, mask: wp.array, lead=(2.0, 10.0), jitter=(0.0, 0.0, 0.0),
+                     power: float | None = None) -> None:
         """Band tracks: the checkpoint a uniform ``lead`` (min, max) [m] of arc length before each
-        masked env's tightest turn (plus jitter, as a checkpoint start) into :attr:`pose_pos` /
+        masked env's tightest turn (``power`` None) or before a point drawn with probability
+        proportional to ``|curvature|^power`` (plus jitter, as a checkpoint start) into :attr:`pose_pos` /
         :attr:`pose_yaw` / :attr:`pose_index`, counted as passed by progress. Recordable."""
         if self.mode != "track":
             raise ValueError(f"EnvCourse.corner_poses: env.cfg.{self.name} is a {self.mode} course; a start before "
@@ -437,8 +439,9 @@ class EnvCourse:
         r = self.course.result
         cp = self.course.checkpoint_sampler.checkpoints
         wp.launch(corner_pose_kernel, dim=self.num_races,
-                  inputs=[_CORNER_KEY, lo, hi, jl, jv, jy, mask, self.course.seeds.seeds, r.curvature, r.s, r.length,
-                          cp.pos, cp.normal, cp.s, cp.count, r.start_pos, r.start_yaw],
+                  inputs=[_CORNER_KEY, -1.0 if power is None else float(power), lo, hi, jl, jv, jy, mask,
+                          self.course.seeds.seeds, r.curvature, r.s, r.length, cp.pos, cp.normal, cp.s, cp.count,
+                          r.start_pos, r.start_yaw],
                   outputs=[self.corner_counter, self.pose_index, self.pose_pos, self.pose_yaw], device=self.device)
         progress = self.course.progress
         if progress is not None:

@@ -49,6 +49,7 @@ def start_pose_kernel(
 @wp.kernel
 def corner_pose_kernel(
     key: int,
+    power: float,
     lead_min: float,
     lead_max: float,
     jitter_lateral: float,
@@ -71,10 +72,13 @@ def corner_pose_kernel(
     yaw_out: wp.array(dtype=wp.float32),
 ):
     """For masked envs of a band track: the checkpoint a uniform ``lead`` in ``[lead_min, lead_max]``
-    metres of arc length before the centre line's tightest point (the largest ``|curvature|``, the first
-    of equals), i.e. the last checkpoint at or before ``s_peak - lead`` (the loop wraps; before the
-    first checkpoint: the last, on the start line), plus jitter as a checkpoint start. A course
-    without checkpoints gets its start pose and index -1. Counter-based draws per env."""
+    metres of arc length before a turn point of the centre line, i.e. the last checkpoint at or before
+    ``s_turn - lead`` (the loop wraps; before the first checkpoint: the last, on the start line), plus
+    jitter as a checkpoint start. The turn point: with ``power < 0`` the tightest (the largest
+    ``|curvature|``, the first of equals); with ``power >= 0`` a point drawn with probability
+    proportional to ``|curvature|^power`` (every tight turn, the tighter the likelier; a straight track:
+    the tightest). A course without checkpoints gets its start pose and index -1. Counter-based draws
+    per env."""
     e = wp.tid()
     if active[e] == 0:
         return
@@ -85,6 +89,7 @@ def corner_pose_kernel(
     r1 = wp.randf(st)
     r2 = wp.randf(st)
     r3 = wp.randf(st)
+    r4 = wp.randf(st)
     n = cp_count[e]
     if n <= 0:
         index_out[e] = -1
@@ -93,11 +98,24 @@ def corner_pose_kernel(
         return
     peak = int(0)
     kmax = float(-1.0)
+    total_w = float(0.0)
     for j in range(curvature.shape[1]):
         k = wp.abs(curvature[e, j])
         if k > kmax:
             kmax = k
             peak = j
+        if power >= 0.0:
+            total_w += wp.pow(k, power)
+    if power >= 0.0 and total_w > 0.0:
+        target = r4 * total_w
+        acc = float(0.0)
+        pick = int(-1)
+        for j in range(curvature.shape[1]):
+            acc += wp.pow(wp.abs(curvature[e, j]), power)
+            if pick < 0 and acc > target:
+                pick = j
+        if pick >= 0:
+            peak = pick
     total = length[e]
     s0 = arc[e, peak] - (lead_min + r0 * (lead_max - lead_min))
     if total > 0.0:

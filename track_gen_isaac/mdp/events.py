@@ -214,10 +214,13 @@ class place_at_start_or_checkpoint(_place):
     ``corner_share`` (band tracks; 0 by default, which changes nothing): that share of the resets
     starts on the checkpoint a uniform ``corner_lead`` = (min, max) metres of arc length before the
     track's tightest turn (plus ``jitter``), so the corner a lap is most often lost at is practised
-    as often as the policy needs, not once per lap at best. ``start_share + corner_share <= 1``."""
+    as often as the policy needs, not once per lap at best. ``start_share + corner_share <= 1``.
+    ``corner_power`` (None: the tightest turn): instead, before a centre-line point drawn with
+    probability proportional to ``|curvature|^corner_power`` -- every tight turn of the track, the
+    tighter the likelier."""
 
     def check(self, start_share=0.25, jitter=(0.0, 0.0, 0.0), start_jitter=(0.0, 0.0, 0.0), z_offset=None,
-              corner_share=0.0, corner_lead=(2.0, 10.0)):
+              corner_share=0.0, corner_lead=(2.0, 10.0), corner_power=None):
         check_share(start_share)
         if isinstance(corner_share, bool) or not isinstance(corner_share, (int, float)) \
                 or not 0.0 <= float(corner_share) <= 1.0 - float(start_share):
@@ -229,6 +232,10 @@ class place_at_start_or_checkpoint(_place):
             raise ValueError(f"corner_lead: expected (min, max) distances [m], got {corner_lead!r}") from None
         if not (math.isfinite(lo) and math.isfinite(hi) and 0.0 <= lo <= hi):
             raise ValueError(f"corner_lead: expected finite 0 <= min <= max [m], got {corner_lead!r}")
+        if corner_power is not None and (isinstance(corner_power, bool) or not isinstance(corner_power, (int, float))
+                                         or not math.isfinite(corner_power) or corner_power < 0):
+            raise ValueError(f"corner_power: expected None (the tightest turn) or a finite number >= 0, "
+                             f"got {corner_power!r}")
         if corner_share > 0 and self.mode != "track":
             raise ValueError(f"corner_share: course {self.course_name!r} is a {self.mode} course; starts before the "
                              f"tightest turn need a band track")
@@ -243,18 +250,20 @@ class place_at_start_or_checkpoint(_place):
                   outputs=[ec.split_counter, ec.start_mask, ec.checkpoint_mask, ec.corner_mask], device=ec.device)
         return ec.start_mask, ec.checkpoint_mask, ec.corner_mask
 
-    def place(self, mask, start_share, jitter, start_jitter, corner_share=0.0, corner_lead=(2.0, 10.0)) -> None:
+    def place(self, mask, start_share, jitter, start_jitter, corner_share=0.0, corner_lead=(2.0, 10.0),
+              corner_power=None) -> None:
         start, ckpt, corner = self.split(mask, start_share, corner_share)
         self.ec.start_poses(start, start_jitter)
         self.ec.checkpoint_poses(ckpt, jitter)
         if corner_share > 0:
-            self.ec.corner_poses(corner, corner_lead, jitter)
+            self.ec.corner_poses(corner, corner_lead, jitter, corner_power)
 
     def __call__(self, env, env_ids, course_name: str = "course", start_share: float = 0.25,
                  jitter: tuple = (0.0, 0.0, 0.0), start_jitter: tuple = (0.0, 0.0, 0.0), z_offset: float | None = None,
-                 corner_share: float = 0.0, corner_lead: tuple = (2.0, 10.0)):
+                 corner_share: float = 0.0, corner_lead: tuple = (2.0, 10.0), corner_power: float | None = None):
         if not self._order_checked:
             self._check_order(env)
-        self.place(self.ec.set_mask(env_ids), start_share, jitter, start_jitter, corner_share, corner_lead)
+        self.place(self.ec.set_mask(env_ids), start_share, jitter, start_jitter, corner_share, corner_lead,
+                   corner_power)
         self._write(env, env_ids, self.z_of(z_offset))
 
