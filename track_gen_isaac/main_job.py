@@ -34,8 +34,8 @@ __all__ = ["main", "play_task_of", "default_device", "default_iterations", "task
 DEFAULT_TASK = "TrackGen-Drone-Gates-Real-v0"
 #: main-job defaults (override with the flags); the default task's whole job takes 14.5 minutes on 2 CPU cores
 #: (README, "Two commands")
-#: The car (``Car-Track``): 700 iterations; with two jobs at once on 2 cores 13.4 minutes of training, 14.1
-#: minutes for the whole job (measured, seeds 1 and 3; docs/isaac/car-racing.rst, v13)
+#: The car (``Car-Track``): 700 iterations; 10.7 minutes for the whole job alone on 2 cores (9.9 of training;
+#: seed 4), 13.8-14.1 with two jobs at once (seeds 1-3; docs/isaac/car-racing.rst, v13)
 CPU_DEFAULTS = {"num_envs": 1024, "max_iterations": 500}
 GPU_DEFAULTS = {"num_envs": 4096, "max_iterations": 600}
 #: CPU iteration budgets measured for one task family (``TrackGen-Drone-<family>[-Warp][-Play]-v0``)
