@@ -7,8 +7,7 @@ from __future__ import annotations
 import warp as wp
 
 from track_gen.rng import stream_state
-from track_gen.math import unit_lateral, wrap_angle
-from track_gen.tools.checkpoints import jitter_position
+from track_gen.tools.checkpoints import checkpoint_pose, jitter_position
 
 __all__ = ["start_pose_kernel", "corner_pose_kernel", "place_pose_kernel", "race_mask_kernel"]
 
@@ -92,9 +91,8 @@ def corner_pose_kernel(
     r4 = wp.randf(st)
     n = cp_count[e]
     if n <= 0:
-        index_out[e] = -1
-        pos_out[e] = start_pos[e]
-        yaw_out[e] = start_yaw[e]
+        checkpoint_pose(e, -1, r1, r2, r3, jitter_lateral, jitter_vertical, jitter_yaw, cp_pos, cp_normal, start_pos,
+                        start_yaw, index_out, pos_out, yaw_out)
         return
     peak = int(0)
     kmax = float(-1.0)
@@ -109,13 +107,11 @@ def corner_pose_kernel(
     if power >= 0.0 and total_w > 0.0:
         target = r4 * total_w
         acc = float(0.0)
-        pick = int(-1)
         for j in range(curvature.shape[1]):
             acc += wp.pow(wp.abs(curvature[e, j]), power)
-            if pick < 0 and acc > target:
-                pick = j
-        if pick >= 0:
-            peak = pick
+            if acc > target:
+                peak = j
+                break
     total = length[e]
     s0 = arc[e, peak] - (lead_min + r0 * (lead_max - lead_min))
     if total > 0.0:
@@ -124,10 +120,8 @@ def corner_pose_kernel(
     for k in range(n):
         if cp_s[e, k] <= s0:
             idx = k
-    nn = cp_normal[e, idx]
-    index_out[e] = idx
-    pos_out[e] = jitter_position(cp_pos[e, idx], unit_lateral(nn), r1, r2, jitter_lateral, jitter_vertical)
-    yaw_out[e] = wrap_angle(wp.atan2(nn[1], nn[0]) + jitter_yaw * (2.0 * r3 - 1.0))
+    checkpoint_pose(e, idx, r1, r2, r3, jitter_lateral, jitter_vertical, jitter_yaw, cp_pos, cp_normal, start_pos,
+                    start_yaw, index_out, pos_out, yaw_out)
 
 
 @wp.kernel

@@ -243,7 +243,8 @@ def corner_index_distribution(curvature, s, length, cp_s, cp_count, lead, power)
 def test_weighted_corner_starts_follow_the_curvature_weights():
     """EnvCourse.corner_poses(power=p), drawn 400 times on the same 8 tracks: the checkpoint indices
     follow the numpy distribution of |curvature|^p (total variation < 0.12 per env over ten stretches of
-    the lap, at p = 3 and 0), which differs from the other power's by more than 0.3; power None stays the tightest turn."""
+    the lap, at p = 3 and 0), which differs from the other power's by more than 0.3; power None stays the
+    tightest turn."""
     import gymnasium as gym
     from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
 

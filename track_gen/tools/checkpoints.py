@@ -228,6 +228,38 @@ def _gate_checkpoints(
     checkpoints_out.closed[e] = is_closed
 
 
+@wp.func
+def checkpoint_pose(
+    e: int,
+    k: int,
+    r1: float,
+    r2: float,
+    r3: float,
+    jitter_lateral: float,
+    jitter_vertical: float,
+    jitter_yaw: float,
+    cp_pos: wp.array2d(dtype=wp.vec3f),
+    cp_normal: wp.array2d(dtype=wp.vec3f),
+    start_pos: wp.array(dtype=wp.vec3f),
+    start_yaw: wp.array(dtype=wp.float32),
+    index_out: wp.array(dtype=wp.int32),
+    pos_out: wp.array(dtype=wp.vec3f),
+    yaw_out: wp.array(dtype=wp.float32),
+):
+    """Env ``e`` on its checkpoint ``k``: index, centre plus jitter (lateral along the checkpoint's
+    horizontal left axis, vertical along z; uniform draws ``r1``, ``r2``) and the yaw of its normal plus
+    yaw jitter (``r3``); ``k < 0`` (no checkpoint): index -1 and the start pose."""
+    if k < 0:
+        index_out[e] = -1
+        pos_out[e] = start_pos[e]
+        yaw_out[e] = start_yaw[e]
+        return
+    nn = cp_normal[e, k]
+    index_out[e] = k
+    pos_out[e] = jitter_position(cp_pos[e, k], unit_lateral(nn), r1, r2, jitter_lateral, jitter_vertical)
+    yaw_out[e] = wrap_angle(wp.atan2(nn[1], nn[0]) + jitter_yaw * (2.0 * r3 - 1.0))
+
+
 @wp.kernel
 def _sample(
     key: int,
@@ -258,19 +290,13 @@ def _sample(
     r2 = wp.randf(st)
     r3 = wp.randf(st)
     n = cp_count[e]
-    if n <= 0:
-        index_out[e] = -1
-        pos_out[e] = start_pos[e]
-        yaw_out[e] = start_yaw[e]
-        return
-    if cp_closed[e] == 0 and n > 1:
-        n = n - 1  # a sprint's last checkpoint is its finish line: a start there would fly nothing
-    k = wp.min(int(r0 * float(n)), n - 1)
-    nn = cp_normal[e, k]
-    lat = unit_lateral(nn)
-    index_out[e] = k
-    pos_out[e] = jitter_position(cp_pos[e, k], lat, r1, r2, jitter_lateral, jitter_vertical)
-    yaw_out[e] = wrap_angle(wp.atan2(nn[1], nn[0]) + jitter_yaw * (2.0 * r3 - 1.0))
+    k = int(-1)
+    if n > 0:
+        if cp_closed[e] == 0 and n > 1:
+            n = n - 1  # a sprint's last checkpoint is its finish line: a start there would fly nothing
+        k = wp.min(int(r0 * float(n)), n - 1)
+    checkpoint_pose(e, k, r1, r2, r3, jitter_lateral, jitter_vertical, jitter_yaw, cp_pos, cp_normal, start_pos,
+                    start_yaw, index_out, pos_out, yaw_out)
 
 
 @wp.kernel
