@@ -222,11 +222,9 @@ class CarAction(ActionTerm):
     With ``cfg.grip_steering = g > 0`` the angle's scale shrinks with speed to the steady turn at
     ``g`` times the friction limit (:func:`grip_steer_limit`). Every physics step the car is
     integrated over ``physics_dt`` and its pose (x, y, yaw; the height stays where the reset put it)
-    and velocity are written into the asset's root buffers
-    (``root_link_pose_w``, ``root_com_vel_w``) with a forward-kinematics invalidation: the asset is
-    a kinematic body that only shows the car. On reset the reset envs' cars start at rest at the
-    pose the reset events gave the asset (so declare the placement among the events as usual).
-    """
+    and velocity are written into the asset's root buffers (``root_link_pose_w``, ``root_com_vel_w``)
+    with a forward-kinematics invalidation: the asset is a kinematic body that only shows the car. On
+    reset the reset envs' cars start at rest at the pose the reset events gave the asset."""
 
     cfg: "CarActionCfg"
 
