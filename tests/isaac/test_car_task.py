@@ -421,3 +421,49 @@ def test_a_parked_car_stalls_after_the_patience_with_the_stall_penalty(task):
             assert not np.asarray(term_of(), bool).any()
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("task", [TASK, "TrackGen-Car-Track-Warp-v0"])
+def test_the_rolling_slip_penalty_charges_only_the_slip_beyond_the_steering_geometry(task):
+    """``car_slip_l2(rolling=True)`` against a float64 reference, ``(beta - atan(l_r tan(delta) / l))^2``,
+    on random driving in both runtimes; a car turning at full lock below the kinematic speed (it rolls:
+    no tyre slip) pays ~0.051 rad^2 without ``rolling`` and nothing with it; a bad ``rolling`` is refused."""
+    from track_gen_isaac.car import F1TENTH
+    from track_gen_isaac.mdp.car_safety import car_slip_sq
+
+    env = _make(task, start=True)
+    try:
+        base = env.unwrapped
+        env.reset()
+        d = base.action_manager.get_term("car").driver.dyn
+        out = wp.zeros(4, dtype=wp.float32, device="cpu")
+
+        def penalties():
+            beta, delta = d.slip.numpy().astype(np.float64), d.steer.numpy().astype(np.float64)
+            car_slip_sq(base, out, rolling=True)
+            rolled = out.numpy().copy()
+            car_slip_sq(base, out)
+            return rolled, out.numpy().copy(), beta, delta
+
+        gen = torch.Generator().manual_seed(1)
+        seen = 0.0
+        for _ in range(60):
+            env.step(torch.rand(4, 2, generator=gen) * 2.0 - 1.0)
+            rolled, plain, beta, delta = penalties()
+            ref = (beta - np.arctan(F1TENTH.lr * np.tan(delta) / (F1TENTH.lf + F1TENTH.lr))) ** 2
+            np.testing.assert_allclose(rolled, ref, rtol=1e-5, atol=1e-9)
+            np.testing.assert_allclose(plain, beta ** 2, rtol=1e-6, atol=1e-12)
+            seen = max(seen, float(np.abs(rolled - plain).max()))
+        assert seen > 1e-3  # the two differ on this driving
+        env.reset()
+        for _ in range(40):  # full lock at a crawl: the kinematic model, a rolling car
+            env.step(torch.tensor([[1.0, 0.05]] * 4))
+        rolled, plain, _, _ = penalties()
+        assert (np.abs(d.speed.numpy()) < F1TENTH.kinematic_speed).all()
+        full_lock = math.atan(F1TENTH.lr * math.tan(F1TENTH.steer_max) / (F1TENTH.lf + F1TENTH.lr))
+        np.testing.assert_allclose(plain, full_lock ** 2, rtol=1e-4)
+        assert (rolled < 1e-10).all() and (plain > 0.04).all()
+        with pytest.raises(TypeError, match="car_slip_l2: rolling must be a bool, got 1"):
+            car_slip_sq(base, out, rolling=1)
+    finally:
+        env.close()

@@ -64,7 +64,7 @@ __all__ += ["RaceCfg", "get_race", "place_on_grid", "rivals", "race_reward", "ra
 # Importing the warp package declares the warp twins (track_gen_isaac.experimental.mdp) to Isaac Lab's warp
 # frontend, so that a cfg using these terms also runs in ManagerBasedRLEnvWarp (its terms swapped to the twins).
 import track_gen_isaac.experimental  # noqa: E402, F401
-from track_gen_isaac.mdp.car import (CarAction, CarActionCfg, band_ahead, car_slip_l2, car_spun,  # noqa: E402
-                                     car_stalled, car_state)
+from track_gen_isaac.mdp.car import CarAction, CarActionCfg, band_ahead, car_state  # noqa: E402
+from track_gen_isaac.mdp.car_safety import car_slip_l2, car_spun, car_stalled  # noqa: E402
 
 __all__ += ["CarAction", "CarActionCfg", "car_state", "band_ahead", "car_spun", "car_stalled", "car_slip_l2"]

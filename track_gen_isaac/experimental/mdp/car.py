@@ -11,6 +11,7 @@ from isaaclab_experimental.managers import ManagerTermBase as WarpManagerTermBas
 
 from track_gen_isaac.experimental.mdp.observations import _ObsTerm
 from track_gen_isaac.mdp import car as stable
+from track_gen_isaac.mdp import car_safety as safety
 
 __all__ = ["CarAction", "car_state", "band_ahead", "car_spun", "car_stalled", "car_slip_l2"]
 
@@ -66,8 +67,8 @@ class band_ahead(_ObsTerm, stable.band_ahead):
         self.launch(out, distances=distances)
 
 
-class car_spun(stable.car_spun, WarpManagerTermBase):
-    __doc__ = stable.car_spun.__doc__
+class car_spun(safety.car_spun, WarpManagerTermBase):
+    __doc__ = safety.car_spun.__doc__
 
     def __call__(self, env, out, max_slip: float = 0.5, action_name: str = "car"):
         self.launch(out, max_slip)
@@ -76,8 +77,8 @@ class car_spun(stable.car_spun, WarpManagerTermBase):
         return None
 
 
-class car_stalled(stable.car_stalled, WarpManagerTermBase):
-    __doc__ = stable.car_stalled.__doc__
+class car_stalled(safety.car_stalled, WarpManagerTermBase):
+    __doc__ = safety.car_stalled.__doc__
 
     def __call__(self, env, out, min_speed: float = 0.3, patience: float = 2.0, action_name: str = "car"):
         self.launch(out, min_speed, patience)
@@ -86,9 +87,10 @@ class car_stalled(stable.car_stalled, WarpManagerTermBase):
         if env_mask is not None:
             self.reset_mask(env_mask)
         else:
-            stable.car_stalled.reset(self, env_ids)
+            safety.car_stalled.reset(self, env_ids)
 
 
-def car_slip_l2(env, out, action_name: str = "car") -> None:
-    """The slip angle squared [rad^2] (use a negative weight)."""
-    stable.car_slip_sq(env, out, action_name)
+def car_slip_l2(env, out, action_name: str = "car", rolling: bool = False) -> None:
+    """The slip angle squared [rad^2] (use a negative weight); with ``rolling`` only the slip beyond the
+    rolling slip of the steering angle (:func:`track_gen_isaac.mdp.car_slip_l2`)."""
+    safety.car_slip_sq(env, out, action_name, rolling)
