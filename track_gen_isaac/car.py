@@ -419,6 +419,7 @@ def car_reset_kernel(
     mask: wp.array(dtype=wp.bool),
     start_pos: wp.array(dtype=wp.vec3f),
     start_yaw: wp.array(dtype=wp.float32),
+    start_speed: wp.array(dtype=wp.float32),
     command_out: wp.array(dtype=wp.vec2f),
     pos_out: wp.array(dtype=wp.vec2f),
     yaw_out: wp.array(dtype=wp.float32),
@@ -427,13 +428,14 @@ def car_reset_kernel(
     yaw_rate_out: wp.array(dtype=wp.float32),
     steer_out: wp.array(dtype=wp.float32),
 ):
-    """Masked envs: at rest at (start_pos.x, start_pos.y) facing ``start_yaw``, wheels straight."""
+    """Masked envs: at (start_pos.x, start_pos.y) facing ``start_yaw``, rolling straight ahead at
+    ``start_speed``, wheels straight."""
     i = wp.tid()
     if mask[i]:
         sp = start_pos[i]
         pos_out[i] = wp.vec2f(sp[0], sp[1])
         yaw_out[i] = start_yaw[i]
-        speed_out[i] = 0.0
+        speed_out[i] = start_speed[i]
         slip_out[i] = 0.0
         yaw_rate_out[i] = 0.0
         steer_out[i] = 0.0
@@ -510,10 +512,12 @@ class CarDynamics:
                   outputs=[self.command, *self.state()], device=self.device)
 
     def reset(self, mask: wp.array | None = None, start_pos: wp.array | None = None,
-              start_yaw: wp.array | None = None) -> None:
-        """Masked envs (all when None) at rest at ``start_pos`` ([E] vec3f, z ignored; the origin when None)
-        facing ``start_yaw`` ([E] float32; 0 when None): a course's ``start_pos`` / ``start_yaw`` fit."""
+              start_yaw: wp.array | None = None, start_speed: wp.array | None = None) -> None:
+        """Masked envs (all when None) at ``start_pos`` ([E] vec3f, z ignored; the origin when None)
+        facing ``start_yaw`` ([E] float32; 0 when None): a course's ``start_pos`` / ``start_yaw`` fit;
+        at rest, or rolling straight at ``start_speed`` ([E] float32 m/s, clamped to the speed range)."""
         wp.launch(car_reset_kernel, dim=self.num_envs,
                   inputs=[self.all_mask if mask is None else mask, self._origin if start_pos is None else start_pos,
-                          self._zero_yaw if start_yaw is None else start_yaw],
+                          self._zero_yaw if start_yaw is None else start_yaw,
+                          self._zero_yaw if start_speed is None else start_speed],
                   outputs=[self.command, *self.state()], device=self.device)

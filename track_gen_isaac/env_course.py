@@ -182,6 +182,8 @@ class EnvCourse:
         self.pose_pos = wp.zeros(R, dtype=wp.vec3f, device=self.device)
         self.pose_yaw = wp.zeros(R, dtype=wp.float32, device=self.device)
         self.pose_index = wp.full(R, -1, dtype=wp.int32, device=self.device)
+        # forward speed [m/s] of the placed pose (corner starts at speed); root_poses spends it
+        self.pose_speed = wp.zeros(R, dtype=wp.float32, device=self.device)
         self.start_counter = wp.zeros(R, dtype=wp.int32, device=self.device)
         # place_at_start_or_checkpoint's split of a reset: its draw counter and the three masks
         self.split_counter = wp.zeros(R, dtype=wp.int32, device=self.device)
@@ -426,11 +428,13 @@ class EnvCourse:
             progress.start_at(mask, self.pose_index)
 
     def corner_poses(self, mask: wp.array, lead=(2.0, 10.0), jitter=(0.0, 0.0, 0.0),
-                     power: float | None = None) -> None:
+                     power: float | None = None, brake: float | None = None) -> None:
         """Band tracks: the checkpoint a uniform ``lead`` (min, max) [m] of arc length before each
         masked env's tightest turn (``power`` None) or before a point drawn with probability
         proportional to ``|curvature|^power`` (plus jitter, as a checkpoint start) into :attr:`pose_pos` /
-        :attr:`pose_yaw` / :attr:`pose_index`, counted as passed by progress. Recordable."""
+        :attr:`pose_yaw` / :attr:`pose_index`, counted as passed by progress. ``brake`` [m/s^2] (None:
+        at rest): a forward speed into :attr:`pose_speed`, uniform up to the speed from which braking at
+        ``brake`` meets the turn at ``sqrt(brake / |curvature|)``. Recordable."""
         if self.mode != "track":
             raise ValueError(f"EnvCourse.corner_poses: env.cfg.{self.name} is a {self.mode} course; a start before "
                              f"the tightest turn needs a band track's centre line")
@@ -439,17 +443,20 @@ class EnvCourse:
         r = self.course.result
         cp = self.course.checkpoint_sampler.checkpoints
         wp.launch(corner_pose_kernel, dim=self.num_races,
-                  inputs=[_CORNER_KEY, -1.0 if power is None else float(power), lo, hi, jl, jv, jy, mask,
+                  inputs=[_CORNER_KEY, -1.0 if power is None else float(power), lo, hi,
+                          0.0 if brake is None else float(brake), jl, jv, jy, mask,
                           self.course.seeds.seeds, r.curvature, r.s, r.length, cp.pos, cp.normal, cp.s, cp.count,
                           r.start_pos, r.start_yaw],
-                  outputs=[self.corner_counter, self.pose_index, self.pose_pos, self.pose_yaw], device=self.device)
+                  outputs=[self.corner_counter, self.pose_index, self.pose_pos, self.pose_yaw, self.pose_speed],
+                  device=self.device)
         progress = self.course.progress
         if progress is not None:
             progress.start_at(mask, self.pose_index)
 
     def root_poses(self, mask: wp.array, z_offset: float, pose: wp.array | None = None,
                    velocity: wp.array | None = None) -> None:
-        """World root poses (``pose_pos`` + origin + z_offset, yaw ``pose_yaw``) and zero velocities for
+        """World root poses (``pose_pos`` + origin + z_offset, yaw ``pose_yaw``) and velocities
+        (:attr:`pose_speed` along the heading, then zeroed: 0 unless a corner start at speed set it) for
         the envs of ``mask``, into ``pose`` / ``velocity`` ([E] transformf / spatial_vectorf; default
         :attr:`root_pose` / :attr:`root_velocity`). Recordable. One agent per course only (a race
         of K agents is placed by :class:`~track_gen_isaac.mdp.duel.place_on_grid`)."""
@@ -457,7 +464,7 @@ class EnvCourse:
             raise RuntimeError(f"EnvCourse.root_poses: env.cfg.{self.name} races {self.agents} agents per course; "
                                f"place them with track_gen_isaac.mdp.place_on_grid")
         wp.launch(place_pose_kernel, dim=self.num_envs,
-                  inputs=[float(z_offset), mask, self.pose_pos, self.pose_yaw, self.origin],
+                  inputs=[float(z_offset), mask, self.pose_pos, self.pose_yaw, self.origin, self.pose_speed],
                   outputs=[self.root_pose if pose is None else pose,
                            self.root_velocity if velocity is None else velocity], device=self.device)
 

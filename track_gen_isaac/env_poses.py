@@ -51,6 +51,7 @@ def corner_pose_kernel(
     power: float,
     lead_min: float,
     lead_max: float,
+    brake: float,
     jitter_lateral: float,
     jitter_vertical: float,
     jitter_yaw: float,
@@ -69,6 +70,7 @@ def corner_pose_kernel(
     index_out: wp.array(dtype=wp.int32),
     pos_out: wp.array(dtype=wp.vec3f),
     yaw_out: wp.array(dtype=wp.float32),
+    speed_out: wp.array(dtype=wp.float32),
 ):
     """For masked envs of a band track: the checkpoint a uniform ``lead`` in ``[lead_min, lead_max]``
     metres of arc length before a turn point of the centre line, i.e. the last checkpoint at or before
@@ -77,7 +79,12 @@ def corner_pose_kernel(
     ``|curvature|``, the first of equals); with ``power >= 0`` a point drawn with probability
     proportional to ``|curvature|^power`` (every tight turn, the tighter the likelier; a straight track:
     the tightest). A course without checkpoints gets its start pose and index -1. Counter-based draws
-    per env."""
+    per env.
+
+    ``speed_out``: 0, or with ``brake > 0`` a forward speed drawn uniformly up to ``sqrt(brake / |k| +
+    2 brake d)`` -- the speed from which braking at ``brake`` [m/s^2] over the arc length ``d`` from
+    the checkpoint to the turn point meets it at ``sqrt(brake / |k|)``, the speed a point mass turns
+    its curvature ``k`` at with ``brake`` across the path."""
     e = wp.tid()
     if active[e] == 0:
         return
@@ -89,6 +96,8 @@ def corner_pose_kernel(
     r2 = wp.randf(st)
     r3 = wp.randf(st)
     r4 = wp.randf(st)
+    r5 = wp.randf(st)
+    speed_out[e] = 0.0
     n = cp_count[e]
     if n <= 0:
         checkpoint_pose(e, -1, r1, r2, r3, jitter_lateral, jitter_vertical, jitter_yaw, cp_pos, cp_normal, start_pos,
@@ -122,6 +131,12 @@ def corner_pose_kernel(
             idx = k
     checkpoint_pose(e, idx, r1, r2, r3, jitter_lateral, jitter_vertical, jitter_yaw, cp_pos, cp_normal, start_pos,
                     start_yaw, index_out, pos_out, yaw_out)
+    if brake > 0.0:
+        d = arc[e, peak] - cp_s[e, idx]
+        if total > 0.0:
+            d = d - total * wp.floor(d / total)
+        kp = wp.max(wp.abs(curvature[e, peak]), 1.0e-6)
+        speed_out[e] = r5 * wp.sqrt(brake / kp + 2.0 * brake * d)
 
 
 @wp.kernel
@@ -131,17 +146,22 @@ def place_pose_kernel(
     pos_env: wp.array(dtype=wp.vec3f),
     yaw: wp.array(dtype=wp.float32),
     origin: wp.array(dtype=wp.vec3f),
+    speed: wp.array(dtype=wp.float32),
     pose_out: wp.array(dtype=wp.transformf),
     velocity_out: wp.array(dtype=wp.spatial_vectorf),
 ):
-    """Root pose (world) = course pose + origin + z_offset, facing yaw; zero velocity; masked envs only."""
+    """Root pose (world) = course pose + origin + z_offset, facing yaw; the velocity ``speed`` along
+    the heading (then ``speed`` is spent: set to 0, so a later placement starts at rest unless it
+    sets one); masked envs only."""
     e = wp.tid()
     if active[e] == 0:
         return
     h = 0.5 * yaw[e]
     p = pos_env[e] + origin[e] + wp.vec3f(0.0, 0.0, z_offset)
     pose_out[e] = wp.transformf(p, wp.quatf(0.0, 0.0, wp.sin(h), wp.cos(h)))
-    velocity_out[e] = wp.spatial_vectorf(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    v = speed[e]
+    velocity_out[e] = wp.spatial_vectorf(v * wp.cos(yaw[e]), v * wp.sin(yaw[e]), 0.0, 0.0, 0.0, 0.0)
+    speed[e] = 0.0
 
 
 @wp.kernel

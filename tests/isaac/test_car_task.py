@@ -280,11 +280,83 @@ def test_weighted_corner_starts_follow_the_curvature_weights():
         env.close()
 
 
+def corner_speed_limit(curvature, s, length, cp_s, index, brake):
+    """numpy (float64): per env, the top of the corner start's speed draw, ``sqrt(brake / |k| + 2 brake d)``
+    with ``d`` the arc length from the start checkpoint to the tightest turn."""
+    rows = np.arange(len(length))
+    peak = np.abs(curvature).argmax(1)
+    k = np.abs(curvature[rows, peak]).astype(np.float64)
+    d = (s[rows, peak].astype(np.float64) - cp_s[rows, index]) % length.astype(np.float64)
+    return np.sqrt(brake / k + 2.0 * brake * d)
+
+
+@pytest.mark.parametrize("task", [TASK, "TrackGen-Car-Track-Warp-v0"])
+def test_corner_starts_at_speed_brake_into_the_turn(task):
+    """``corner_brake=9``: every corner start rolls straight ahead at a speed between 0 and the numpy
+    limit (the speed from which braking at 9 m/s^2 meets the tightest turn at ``sqrt(9 / |k|)``), the
+    body's root velocity along its heading; the draws (8 tracks x 300) are uniform over that range
+    (mean 0.5, every quarter 20-30 %); a start without ``corner_brake``, or at the course start, is at
+    rest again (the env-level part in the stable runtime: the warp one replays its recorded reset)."""
+    import gymnasium as gym
+    from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
+
+    import track_gen_isaac.tasks  # noqa: F401
+    from track_gen_isaac.env_course import get_course
+
+    E = 8
+    cfg = load_cfg_from_registry(task, "env_cfg_entry_point")
+    cfg.scene.num_envs, cfg.sim.device, cfg.seed = E, "cpu", 3
+    cfg.events.place.params.update(start_share=0.0, corner_share=1.0, corner_lead=(3.0, 3.0), jitter=(0.0, 0.0, 0.0),
+                                   corner_brake=9.0)
+    env = gym.make(task, cfg=cfg)
+    try:
+        base = env.unwrapped
+        env.reset()
+        ec = get_course(base)
+        d = base.action_manager.get_term("car").driver.dyn
+        r, cp = ec.course.result, ec.course.checkpoint_sampler.checkpoints
+        args = [a.numpy() for a in (r.curvature, r.s, r.length, cp.s)]
+        top = corner_speed_limit(*args, ec.pose_index.numpy(), 9.0)
+        v = d.speed.numpy()
+        assert (v > 0.0).all() and (v <= top + 1e-4).all() and (top > 4.0).all(), (v, top)
+        vel = base.scene["robot"].data.root_lin_vel_w.torch.numpy()
+        yaw = d.yaw.numpy()
+        np.testing.assert_allclose(vel[:, 0], v * np.cos(yaw), atol=1e-4)
+        np.testing.assert_allclose(vel[:, 1], v * np.sin(yaw), atol=1e-4)
+        np.testing.assert_array_equal(ec.pose_speed.numpy(), 0.0)  # spent by the placement
+
+        every = wp.ones(E, dtype=wp.int32)
+        ratios = []
+        for _ in range(300):
+            ec.corner_poses(every, (0.0, 12.0), brake=9.0)
+            ratios.append(ec.pose_speed.numpy() / corner_speed_limit(*args, ec.pose_index.numpy(), 9.0))
+        ratios = np.concatenate(ratios)
+        assert ratios.min() >= 0.0 and ratios.max() <= 1.0 + 1e-5
+        assert abs(ratios.mean() - 0.5) < 0.03
+        assert (np.abs(np.histogram(ratios, bins=4, range=(0, 1))[0] / ratios.size - 0.25) < 0.05).all()
+
+        ec.corner_poses(every, (0.0, 12.0))
+        np.testing.assert_array_equal(ec.pose_speed.numpy(), 0.0)
+        if task == TASK:  # the warp runtime replays its recorded reset: its event parameters are fixed
+            params = base.event_manager.get_term_cfg("place").params
+            params["corner_brake"] = None
+            env.reset()
+            np.testing.assert_array_equal(d.speed.numpy(), 0.0)
+            params.update(corner_brake=9.0, start_share=1.0, corner_share=0.0)
+            env.reset()
+            np.testing.assert_array_equal(d.speed.numpy(), 0.0)
+    finally:
+        env.close()
+
+
 @pytest.mark.parametrize("change, match", [
     ({"corner_share": 0.9}, r"corner_share: expected a number in \[0, 1 - start_share\] = \[0, 0.75\], got 0.9"),
     ({"corner_share": 0.2, "corner_lead": (5.0, 2.0)}, r"corner_lead: expected finite 0 <= min <= max \[m\]"),
     ({"corner_share": 0.2, "corner_power": -1.0}, r"corner_power: expected None \(the tightest turn\) or a finite "
                                                   r"number >= 0, got -1.0"),
+    ({"corner_share": 0.2, "corner_brake": 0.0}, r"corner_brake: expected None \(corner starts at rest\) or a finite "
+                                                 r"deceleration > 0 \[m/s\^2\], got 0.0"),
+    ({"corner_share": 0.2, "corner_brake": float("nan")}, r"corner_brake: expected None"),
 ])
 def test_bad_corner_starts_are_refused_when_the_env_is_built(change, match):
     import gymnasium as gym

@@ -114,17 +114,25 @@ def car_pose_kernel(
 
 @wp.kernel
 def car_sync_kernel(
+    speed_min: float,
+    speed_max: float,
     pose: wp.array(dtype=wp.transformf),
+    velocity: wp.array(dtype=wp.spatial_vectorf),
     start_pos_out: wp.array(dtype=wp.vec3f),
     start_yaw_out: wp.array(dtype=wp.float32),
+    start_speed_out: wp.array(dtype=wp.float32),
 ):
-    """The asset's root pose (as a reset event placed it) as the car's start: position and yaw
-    (the heading of the body x axis in the ground plane)."""
+    """The asset's root pose and velocity (as a reset event placed them) as the car's start: position,
+    yaw (the heading of the body x axis in the ground plane) and the speed along that heading (within
+    the model's speed range; 0 from a placement at rest)."""
     i = wp.tid()
     t = pose[i]
     start_pos_out[i] = wp.transform_get_translation(t)
     fwd = wp.quat_rotate(wp.transform_get_rotation(t), wp.vec3f(1.0, 0.0, 0.0))
     start_yaw_out[i] = wp.atan2(fwd[1], fwd[0])
+    v = velocity[i]
+    h = wp.normalize(wp.vec2f(fwd[0], fwd[1]))
+    start_speed_out[i] = wp.clamp(v[0] * h[0] + v[1] * h[1], speed_min, speed_max)
 
 
 class CarDriver:
@@ -165,6 +173,7 @@ class CarDriver:
         self.all_mask = wp.ones(E, dtype=wp.bool, device=dev)
         self.start_pos = wp.zeros(E, dtype=wp.vec3f, device=dev)
         self.start_yaw = wp.zeros(E, dtype=wp.float32, device=dev)
+        self.start_speed = wp.zeros(E, dtype=wp.float32, device=dev)
         # a replayed graph does not replay invalidate_fk's Python flag: Newton must re-read root poses anyway
         NewtonManager.transforms_may_change_on_graph_replay = True
 
@@ -190,12 +199,16 @@ class CarDriver:
         NewtonManager.invalidate_fk(env_mask=mask, articulation_ids=self.asset.root_view.articulation_ids)
 
     def reset(self, mask: wp.array | None) -> None:
-        """The masked cars (all when None) at rest where the reset events put the asset."""
+        """The masked cars (all when None) where the reset events put the asset, at the speed they gave
+        it along its heading (at rest unless a placement started it at speed)."""
         m = self.all_mask if mask is None else mask
         d = self.dyn
-        wp.launch(car_sync_kernel, dim=d.num_envs, inputs=[self.asset.data.root_link_pose_w.warp],
-                  outputs=[self.start_pos, self.start_yaw], device=d.device)
-        d.reset(m, self.start_pos, self.start_yaw)
+        data = self.asset.data
+        wp.launch(car_sync_kernel, dim=d.num_envs,
+                  inputs=[float(d.model.speed_min), float(d.model.speed_max), data.root_link_pose_w.warp,
+                          data.root_com_vel_w.warp],
+                  outputs=[self.start_pos, self.start_yaw, self.start_speed], device=d.device)
+        d.reset(m, self.start_pos, self.start_yaw, self.start_speed)
         wp.launch(car_zero_raw_kernel, dim=d.num_envs, inputs=[m], outputs=[self.raw], device=d.device)
         self.write(m)
 

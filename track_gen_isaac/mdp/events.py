@@ -217,10 +217,14 @@ class place_at_start_or_checkpoint(_place):
     as often as the policy needs, not once per lap at best. ``start_share + corner_share <= 1``.
     ``corner_power`` (None: the tightest turn): instead, before a centre-line point drawn with
     probability proportional to ``|curvature|^corner_power`` -- every tight turn of the track, the
-    tighter the likelier."""
+    tighter the likelier. ``corner_brake`` [m/s^2] (None: at rest): corner starts at speed, drawn
+    uniformly up to the speed from which braking at ``corner_brake`` over the lead meets the turn at
+    ``sqrt(corner_brake / |curvature|)`` (what a point mass with that grip turns it at), so the braking
+    into the corner is practised too, not only the turn from a standstill. The robot's root gets that
+    velocity along its heading (a car action term starts its dynamics from it)."""
 
     def check(self, start_share=0.25, jitter=(0.0, 0.0, 0.0), start_jitter=(0.0, 0.0, 0.0), z_offset=None,
-              corner_share=0.0, corner_lead=(2.0, 10.0), corner_power=None):
+              corner_share=0.0, corner_lead=(2.0, 10.0), corner_power=None, corner_brake=None):
         check_share(start_share)
         if isinstance(corner_share, bool) or not isinstance(corner_share, (int, float)) \
                 or not 0.0 <= float(corner_share) <= 1.0 - float(start_share):
@@ -236,6 +240,10 @@ class place_at_start_or_checkpoint(_place):
                                          or not math.isfinite(corner_power) or corner_power < 0):
             raise ValueError(f"corner_power: expected None (the tightest turn) or a finite number >= 0, "
                              f"got {corner_power!r}")
+        if corner_brake is not None and (isinstance(corner_brake, bool) or not isinstance(corner_brake, (int, float))
+                                         or not math.isfinite(corner_brake) or corner_brake <= 0):
+            raise ValueError(f"corner_brake: expected None (corner starts at rest) or a finite deceleration > 0 "
+                             f"[m/s^2], got {corner_brake!r}")
         if corner_share > 0 and self.mode != "track":
             raise ValueError(f"corner_share: course {self.course_name!r} is a {self.mode} course; starts before the "
                              f"tightest turn need a band track")
@@ -251,19 +259,20 @@ class place_at_start_or_checkpoint(_place):
         return ec.start_mask, ec.checkpoint_mask, ec.corner_mask
 
     def place(self, mask, start_share, jitter, start_jitter, corner_share=0.0, corner_lead=(2.0, 10.0),
-              corner_power=None) -> None:
+              corner_power=None, corner_brake=None) -> None:
         start, ckpt, corner = self.split(mask, start_share, corner_share)
         self.ec.start_poses(start, start_jitter)
         self.ec.checkpoint_poses(ckpt, jitter)
         if corner_share > 0:
-            self.ec.corner_poses(corner, corner_lead, jitter, corner_power)
+            self.ec.corner_poses(corner, corner_lead, jitter, corner_power, corner_brake)
 
     def __call__(self, env, env_ids, course_name: str = "course", start_share: float = 0.25,
                  jitter: tuple = (0.0, 0.0, 0.0), start_jitter: tuple = (0.0, 0.0, 0.0), z_offset: float | None = None,
-                 corner_share: float = 0.0, corner_lead: tuple = (2.0, 10.0), corner_power: float | None = None):
+                 corner_share: float = 0.0, corner_lead: tuple = (2.0, 10.0), corner_power: float | None = None,
+                 corner_brake: float | None = None):
         if not self._order_checked:
             self._check_order(env)
         self.place(self.ec.set_mask(env_ids), start_share, jitter, start_jitter, corner_share, corner_lead,
-                   corner_power)
+                   corner_power, corner_brake)
         self._write(env, env_ids, self.z_of(z_offset))
 

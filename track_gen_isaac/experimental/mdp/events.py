@@ -83,11 +83,12 @@ class place_at_start_or_checkpoint(_place, stable.place_at_start_or_checkpoint):
 
     def __call__(self, env, env_mask, course_name: str = "course", start_share: float = 0.25,
                  jitter: tuple = (0.0, 0.0, 0.0), start_jitter: tuple = (0.0, 0.0, 0.0), z_offset: float | None = None,
-                 corner_share: float = 0.0, corner_lead: tuple = (2.0, 10.0), corner_power: float | None = None):
+                 corner_share: float = 0.0, corner_lead: tuple = (2.0, 10.0), corner_power: float | None = None,
+                 corner_brake: float | None = None):
         if not self._order_checked:
             self._check_order(env)
         self._env_mask = env_mask
         self.place(self.ec.mask_from(env_mask), start_share, jitter, start_jitter, corner_share, corner_lead,
-                   corner_power)
+                   corner_power, corner_brake)
         self._place(env, self.z_of(z_offset))
 
