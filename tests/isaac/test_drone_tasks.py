@@ -103,6 +103,12 @@ def test_runner_cfg_follows_the_toml_and_the_default_device(tmp_path, monkeypatc
         agents.load_ppo("track", bad)
     with pytest.raises(FileNotFoundError):
         agents.load_ppo("gates", tmp_path / "missing.toml")
+    dist = agents.drone_gates_ppo().actor.distribution_cfg
+    assert dist.init_std == 0.5 and tuple(dist.std_range) == (1e-6, 1e6)  # no clamp unless the table sets one
+    capped = tmp_path / "capped.toml"
+    capped.write_text(agents.CONFIG.read_text() + '\n[gates.actor]\ninit_std = 0.3\nstd_range = [0.01, 0.15]\n')
+    dist = agents.load_ppo("gates", capped).actor.distribution_cfg
+    assert dist.init_std == 0.3 and tuple(dist.std_range) == (0.01, 0.15)
 
 
 def _run(task: str, num_envs: int = 8):

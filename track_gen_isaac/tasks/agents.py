@@ -51,11 +51,13 @@ def load_ppo(task: str, path: Path | str | None = None) -> RslRlOnPolicyRunnerCf
         runner["device"] = default_device()
     actor = dict(c["actor"])
     std = float(actor.pop("init_std", 1.0))
+    # the action noise's clamp, (min, max): a max holds the noise of a task that needs precision down
+    std_range = tuple(float(v) for v in actor.pop("std_range", (1e-6, 1e6)))
     try:
+        dist = RslRlMLPModelCfg.GaussianDistributionCfg(init_std=std, std_range=std_range)
         return RslRlOnPolicyRunnerCfg(
             **runner,
-            actor=RslRlMLPModelCfg(**actor,
-                                   distribution_cfg=RslRlMLPModelCfg.GaussianDistributionCfg(init_std=std)),
+            actor=RslRlMLPModelCfg(**actor, distribution_cfg=dist),
             critic=RslRlMLPModelCfg(**c["critic"]),
             algorithm=RslRlPpoAlgorithmCfg(**c["algorithm"]),
         )
