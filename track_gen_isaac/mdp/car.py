@@ -373,12 +373,15 @@ def band_ahead_kernel(
     length: wp.array(dtype=wp.float32),
     valid: wp.array(dtype=wp.int32),
     distances: wp.array(dtype=wp.float32),
+    peak: int,
     obs_out: wp.array2d(dtype=wp.float32),
 ):
     """Per distance ``d``: the band's left and right edge points at arc length ``s + d`` (the centre
     line point plus / minus the half width along the left normal, linearly interpolated between
-    the line's points) in the body frame (x, y), and the line's signed curvature there [1/m]. The
-    loop wraps. An invalid course or no frame (segment -1): zeros."""
+    the line's points) in the body frame (x, y), and the line's signed curvature there [1/m] -- or,
+    with ``peak``, the signed curvature of largest magnitude over the stretch from the previous
+    distance (the car's own projection for the first) to ``d``: the line's points inside it and its
+    two ends. The loop wraps. An invalid course or no frame (segment -1): zeros."""
     e = wp.tid()
     D = distances.shape[0]
     n = xy.shape[1]
@@ -391,11 +394,21 @@ def band_ahead_kernel(
     p = pos_w[e] - origin[e]
     q = quat_w[e]
     j = seg
+    s0 = line_s[e, j]
+    s1 = L
+    if j + 1 < n:
+        s1 = line_s[e, j + 1]
+    t = float(0.0)
+    if s1 > s0:
+        t = wp.clamp((frame_s[e] - s0) / (s1 - s0), 0.0, 1.0)
+    k_prev = _at(e, j, t, curvature)  # the curvature where the stretch to the next distance begins
     for i in range(D):
         target = frame_s[e] + distances[i]
         target = target - L * wp.floor(target / L)
+        k_peak = k_prev
         # walk forwards (cyclically) from the last segment to the one holding target; distances are
-        # sorted ahead, so the walk continues where the previous distance stopped
+        # sorted ahead, so the walk continues where the previous distance stopped; every point
+        # walked onto lies inside the stretch
         for _k in range(n + 1):
             s0 = line_s[e, j]
             s1 = L
@@ -404,11 +417,13 @@ def band_ahead_kernel(
             if target >= s0 and target <= s1:
                 break
             j = (j + 1) % n
+            if wp.abs(curvature[e, j]) > wp.abs(k_peak):
+                k_peak = curvature[e, j]
         s0 = line_s[e, j]
         s1 = L
         if j + 1 < n:
             s1 = line_s[e, j + 1]
-        t = float(0.0)
+        t = 0.0
         if s1 > s0:
             t = wp.clamp((target - s0) / (s1 - s0), 0.0, 1.0)
         a = xy[e, j]
@@ -428,7 +443,14 @@ def band_ahead_kernel(
         obs_out[e, k0 + 1] = left[1]
         obs_out[e, k0 + 2] = right[0]
         obs_out[e, k0 + 3] = right[1]
-        obs_out[e, k0 + 4] = _at(e, j, t, curvature)
+        k_end = _at(e, j, t, curvature)
+        if wp.abs(k_end) > wp.abs(k_peak):
+            k_peak = k_end
+        if peak != 0:
+            obs_out[e, k0 + 4] = k_peak
+        else:
+            obs_out[e, k0 + 4] = k_end
+        k_prev = k_end
 
 
 class band_ahead(CourseTerm):
@@ -436,11 +458,17 @@ class band_ahead(CourseTerm):
     followed entity): at each of ``distances`` [m] of arc length ahead of the localizer's
     projection, the band's left edge (x, y), its right edge (x, y) and the course line's signed
     curvature [1/m] (> 0: turning left). Shape ``[E, 5 * len(distances)]``; an invalid course or no
-    frame: zeros. Band-track courses only; ``distances`` must be >= 0 and increasing."""
+    frame: zeros. Band-track courses only; ``distances`` must be >= 0 and increasing.
+
+    ``peak=True``: each curvature is the one of largest magnitude (signed) over the stretch since the
+    previous distance, not the value at the distance: a kink shorter than the spacing of the far
+    distances is seen as sharp as it is, wherever it falls between them."""
 
     modes = ("track",)
 
-    def check(self, distances=(1.0, 2.0, 4.0)):
+    def check(self, distances=(1.0, 2.0, 4.0), peak=False):
+        if not isinstance(peak, bool):
+            raise TypeError(f"band_ahead: peak must be a bool, got {peak!r}")
         try:
             d = [float(x) for x in distances]
         except (TypeError, ValueError):
@@ -452,10 +480,10 @@ class band_ahead(CourseTerm):
         self._distances_host = np.asarray(d, np.float32)
         self._distances = None
 
-    def out_shape(self, distances=(1.0, 2.0, 4.0)):
+    def out_shape(self, distances=(1.0, 2.0, 4.0), peak=False):
         return (self.num_envs, BAND_VALUES * len(self._distances_host))
 
-    def launch(self, out, distances=(1.0, 2.0, 4.0)):
+    def launch(self, out, distances=(1.0, 2.0, 4.0), peak=False):
         ec = self.ec
         f = self.read().frame
         if self._distances is None:  # first (eager) call: allocate outside any capture
@@ -463,8 +491,8 @@ class band_ahead(CourseTerm):
         r = ec.course.result
         wp.launch(band_ahead_kernel, dim=ec.num_envs,
                   inputs=[ec.position, ec.orientation, ec.origin, f.s, f.segment, r.xy, r.normal, r.half_width,
-                          r.curvature, r.s, r.length, r.valid, self._distances],
+                          r.curvature, r.s, r.length, r.valid, self._distances, int(peak)],
                   outputs=[out], device=ec.device)
 
-    def __call__(self, env, course_name: str = "course", distances: tuple = (1.0, 2.0, 4.0)):
-        return self.compute(distances=distances)
+    def __call__(self, env, course_name: str = "course", distances: tuple = (1.0, 2.0, 4.0), peak: bool = False):
+        return self.compute(distances=distances, peak=peak)

@@ -63,8 +63,8 @@ class car_state(stable.car_state, WarpManagerTermBase):
 class band_ahead(_ObsTerm, stable.band_ahead):
     __doc__ = stable.band_ahead.__doc__
 
-    def __call__(self, env, out, course_name: str = "course", distances: tuple = (1.0, 2.0, 4.0)):
-        self.launch(out, distances=distances)
+    def __call__(self, env, out, course_name: str = "course", distances: tuple = (1.0, 2.0, 4.0), peak: bool = False):
+        self.launch(out, distances=distances, peak=peak)
 
 
 class car_spun(safety.car_spun, WarpManagerTermBase):
