@@ -416,6 +416,7 @@ def car_step_kernel(
 
 @wp.kernel
 def car_reset_kernel(
+    p: CarParams,
     mask: wp.array(dtype=wp.bool),
     start_pos: wp.array(dtype=wp.vec3f),
     start_yaw: wp.array(dtype=wp.float32),
@@ -429,13 +430,13 @@ def car_reset_kernel(
     steer_out: wp.array(dtype=wp.float32),
 ):
     """Masked envs: at (start_pos.x, start_pos.y) facing ``start_yaw``, rolling straight ahead at
-    ``start_speed``, wheels straight."""
+    ``start_speed`` (within the model's speed range), wheels straight."""
     i = wp.tid()
     if mask[i]:
         sp = start_pos[i]
         pos_out[i] = wp.vec2f(sp[0], sp[1])
         yaw_out[i] = start_yaw[i]
-        speed_out[i] = start_speed[i]
+        speed_out[i] = wp.clamp(start_speed[i], p.speed_min, p.speed_max)
         slip_out[i] = 0.0
         yaw_rate_out[i] = 0.0
         steer_out[i] = 0.0
@@ -490,7 +491,7 @@ class CarDynamics:
         self.friction_scale = wp.ones(E, dtype=wp.float32, device=dev)
         self.all_mask = wp.ones(E, dtype=wp.bool, device=dev)
         self._origin = wp.zeros(E, dtype=wp.vec3f, device=dev)
-        self._zero_yaw = wp.zeros(E, dtype=wp.float32, device=dev)
+        self._zeros = wp.zeros(E, dtype=wp.float32, device=dev)
 
     def state(self) -> tuple[wp.array, ...]:
         """The state arrays in the kernels' order: pos, yaw, speed, slip, yaw_rate, steer."""
@@ -517,7 +518,8 @@ class CarDynamics:
         facing ``start_yaw`` ([E] float32; 0 when None): a course's ``start_pos`` / ``start_yaw`` fit;
         at rest, or rolling straight at ``start_speed`` ([E] float32 m/s, clamped to the speed range)."""
         wp.launch(car_reset_kernel, dim=self.num_envs,
-                  inputs=[self.all_mask if mask is None else mask, self._origin if start_pos is None else start_pos,
-                          self._zero_yaw if start_yaw is None else start_yaw,
-                          self._zero_yaw if start_speed is None else start_speed],
+                  inputs=[self.params, self.all_mask if mask is None else mask,
+                          self._origin if start_pos is None else start_pos,
+                          self._zeros if start_yaw is None else start_yaw,
+                          self._zeros if start_speed is None else start_speed],
                   outputs=[self.command, *self.state()], device=self.device)

@@ -114,8 +114,6 @@ def car_pose_kernel(
 
 @wp.kernel
 def car_sync_kernel(
-    speed_min: float,
-    speed_max: float,
     pose: wp.array(dtype=wp.transformf),
     velocity: wp.array(dtype=wp.spatial_vectorf),
     start_pos_out: wp.array(dtype=wp.vec3f),
@@ -123,8 +121,8 @@ def car_sync_kernel(
     start_speed_out: wp.array(dtype=wp.float32),
 ):
     """The asset's root pose and velocity (as a reset event placed them) as the car's start: position,
-    yaw (the heading of the body x axis in the ground plane) and the speed along that heading (within
-    the model's speed range; 0 from a placement at rest)."""
+    yaw (the heading of the body x axis in the ground plane) and the speed along that heading (0 from
+    a placement at rest; the dynamics' reset holds it to the model's speed range)."""
     i = wp.tid()
     t = pose[i]
     start_pos_out[i] = wp.transform_get_translation(t)
@@ -132,7 +130,7 @@ def car_sync_kernel(
     start_yaw_out[i] = wp.atan2(fwd[1], fwd[0])
     v = velocity[i]
     h = wp.normalize(wp.vec2f(fwd[0], fwd[1]))
-    start_speed_out[i] = wp.clamp(v[0] * h[0] + v[1] * h[1], speed_min, speed_max)
+    start_speed_out[i] = v[0] * h[0] + v[1] * h[1]
 
 
 class CarDriver:
@@ -205,8 +203,7 @@ class CarDriver:
         d = self.dyn
         data = self.asset.data
         wp.launch(car_sync_kernel, dim=d.num_envs,
-                  inputs=[float(d.model.speed_min), float(d.model.speed_max), data.root_link_pose_w.warp,
-                          data.root_com_vel_w.warp],
+                  inputs=[data.root_link_pose_w.warp, data.root_com_vel_w.warp],
                   outputs=[self.start_pos, self.start_yaw, self.start_speed], device=d.device)
         d.reset(m, self.start_pos, self.start_yaw, self.start_speed)
         wp.launch(car_zero_raw_kernel, dim=d.num_envs, inputs=[m], outputs=[self.raw], device=d.device)
@@ -233,7 +230,8 @@ class CarAction(ActionTerm):
     integrated over ``physics_dt`` and its pose (x, y, yaw; the height stays where the reset put it)
     and velocity are written into the asset's root buffers (``root_link_pose_w``, ``root_com_vel_w``)
     with a forward-kinematics invalidation: the asset is a kinematic body that only shows the car. On
-    reset the reset envs' cars start at rest at the pose the reset events gave the asset."""
+    reset the reset envs' cars start at the pose the reset events gave the asset, rolling along its
+    heading at the speed they gave it (at rest unless a placement set one)."""
 
     cfg: "CarActionCfg"
 
