@@ -45,6 +45,10 @@ GPU_DEFAULTS = {"num_envs": 4096, "max_iterations": 600}
 #: each, about 17 minutes: docs/user-guide/head-to-head.rst, "Measured"; the car: see CPU_DEFAULTS)
 CPU_ITERATIONS = {"Gates-Race": 900, "Gates-Race-Curriculum": 900, "Gates-Real": 900, "Car-Track": 700,
                   "Gates-Duel": 900}
+#: checkpoints whose weights the main job averages into the policy it reports (``model_average.pt``,
+#: :mod:`track_gen_isaac.policy_average`): the car's last 5 (iterations 500-699), a steadier policy than its last
+#: checkpoint (docs/isaac/car-racing.rst, "Averaged checkpoints"); other families fly their last checkpoint
+AVERAGE_LAST = {"Car-Track": 5}
 #: head-to-head task families: after training, the main job races the checkpoint against itself (and
 #: ``--opponent``) on the duel suite instead of the one-drone playback and suite
 DUEL_FAMILIES = ("Gates-Duel",)
@@ -159,10 +163,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="runs per shipped real layout flown zero-shot after training (0: skip; default 32 for the "
                          "generalist TrackGen-Drone-Gates-Real-v0, 8 per shipped circuit for the car "
                          "TrackGen-Car-Track-v0, else 0)")
+    ap.add_argument("--average", type=int, default=None, metavar="N",
+                    help="fly and report the mean of the run's last N checkpoints' weights (model_average.pt; 1: "
+                         "the last checkpoint; default 5 for the car TrackGen-Car-Track-v0, else 1)")
     args, extra = ap.parse_known_args(argv)
     # refuse bad sizes before a training run, not after it
     for flag, lo in (("num_envs", 1), ("max_iterations", 1), ("play_steps", 1), ("play_envs", 1), ("eval_courses", 0),
-                     ("eval_layouts", 0)):
+                     ("eval_layouts", 0), ("average", 1)):
         v = getattr(args, flag)
         if v is not None and v < lo:
             ap.error(f"--{flag}: expected an integer >= {lo}, got {v}")
@@ -204,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.move(str(tmp_log), run_dir / "train.log")
         print(f"[main] trained in {time.perf_counter() - t0:.0f} s: {run_dir}", flush=True)
 
+    _average(run_dir, AVERAGE_LAST.get(task_family(args.task), 1) if args.average is None else args.average)
     if task_family(args.task) in DUEL_FAMILIES:
         races = EVAL_COURSES.get(task_family(args.task), 64) if args.eval_courses is None else args.eval_courses
         return _duel_report(run_dir, args.task, races, args.opponent, device)
@@ -245,6 +253,17 @@ def main(argv: list[str] | None = None) -> int:
         _fly_layouts(run_dir, runs, device, LAYOUT_DIRS.get(family, ""), _passes_of(args.task),
                      LAYOUT_BASELINES.get(family, True))
     return 0
+
+
+def _average(run_dir: Path, last: int) -> None:
+    """Write (or, for ``last`` 1, remove) the run's averaged policy, which playback and evaluation of
+    the run folder then fly."""
+    from track_gen_isaac.policy_average import average_run, run_checkpoints
+
+    out = average_run(run_dir, last)
+    if out is not None:
+        names = [p.name for p in run_checkpoints(run_dir)[-last:]]
+        print(f"[main] policy: the mean of {len(names)} checkpoints ({', '.join(names)}): {out}", flush=True)
 
 
 def _duel_report(run_dir: Path, task: str, races: int, opponent: str | None, device: str) -> int:

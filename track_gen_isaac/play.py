@@ -32,14 +32,19 @@ _NOT_CRASH = ("time_out", "laps")
 
 
 def resolve_checkpoint(path: str | Path) -> Path:
-    """A ``model_<it>.pt`` file, or the newest one (highest iteration) of a run folder."""
+    """A model file; for a run folder its averaged policy (``model_average.pt``, which the main job
+    writes: :mod:`track_gen_isaac.policy_average`) where there is one, else its newest
+    ``model_<iteration>.pt``."""
+    from track_gen_isaac.policy_average import AVERAGE_NAME, run_checkpoints
+
     p = Path(path)
     if p.is_file():
         return p
     if not p.is_dir():
         raise FileNotFoundError(f"checkpoint not found: {p}")
-    models = sorted(p.glob("model_*.pt"), key=lambda m: int(m.stem.split("_")[-1]) if m.stem.split("_")[-1].isdigit()
-                    else -1)
+    if (p / AVERAGE_NAME).is_file():
+        return p / AVERAGE_NAME
+    models = run_checkpoints(p)
     if not models:
         raise FileNotFoundError(f"no model_<iteration>.pt in {p}")
     return models[-1]
@@ -209,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m track_gen_isaac.play", description=__doc__.split("\n\n")[0])
     ap.add_argument("--task", default="TrackGen-Drone-Gates-Play-v0")
     ap.add_argument("--checkpoint", default=None,
-                    help="model_<it>.pt or a run folder (its newest model); omit to play only the baselines")
+                    help="model_<it>.pt or a run folder (its model_average.pt, else its newest model); omit to "
+                         "play only the baselines")
     ap.add_argument("--num_envs", type=int, default=None)
     ap.add_argument("--steps", type=int, default=750, help="env steps to play (default 750 = 15 s at 50 Hz)")
     ap.add_argument("--device", default=None)

@@ -419,6 +419,13 @@ def run(tmp_path_factory) -> pathlib.Path:
     assert [ln.split()[2] for ln in lines] == ["1/2", "2/2"] and all("checkpoints/episode" in ln for ln in lines)
     runs = list((cwd / "logs" / "rsl_rl" / "trackgen_car_track").iterdir())
     assert len(runs) == 1 and list(runs[0].glob("model_*.pt"))
+    # the car's main job flies the mean of its last checkpoints (here the two a 2-iteration run saves):
+    # the playback and every evaluation of the run folder below load that average into the real policy
+    avg = runs[0] / "model_average.pt"
+    assert torch.load(avg, map_location="cpu", weights_only=False)["averaged_from"] == ["model_0.pt", "model_1.pt"]
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("[main] policy: ")]
+    assert line == [f"[main] policy: the mean of 2 checkpoints (model_0.pt, model_1.pt): "
+                    f"{avg.relative_to(cwd)}"], line
     summary = json.loads((runs[0] / "report" / "summary.json").read_text())
     assert summary["task"] == "TrackGen-Car-Track-Play-v0" and summary["steps"] == 20
     return runs[0]

@@ -50,6 +50,18 @@ def test_suites_are_named_versioned_and_held_out():
     assert len(list_suites()) == len(SUITES)
     with pytest.raises(ValueError, match="unknown suite 'nope'.*gates-v1.*track-v1"):
         get_suite("nope")
+    assert len({s.seed for s in SUITES.values()}) == len(SUITES)  # no two suites share courses
+
+
+def test_the_cars_validation_suite_is_the_test_suites_twin_on_other_courses():
+    """car-val-v1 (for choosing among checkpoints) flies car-track-v1's generator and env on courses of
+    its own seed; the car task's benchmark stays car-track-v1."""
+    from track_gen_isaac.evaluate import suite_of_task
+
+    val, test = SUITES["car-val-v1"], SUITES["car-track-v1"]
+    assert val.seed != test.seed and dataclasses.replace(val, name=test.name, seed=test.seed, description="") == \
+        dataclasses.replace(test, description="")
+    assert suite_of_task("TrackGen-Car-Track-v0") is test
 
 
 def test_suite_records_any_override_as_json():

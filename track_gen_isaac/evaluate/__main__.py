@@ -24,7 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m track_gen_isaac.evaluate",
                                  description="Fly a checkpoint's own task over a held-out course suite or real "
                                              "layouts; lap times against the minimum-time reference.")
-    ap.add_argument("--checkpoint", help="model_<it>.pt or a run folder (its newest model)")
+    ap.add_argument("--checkpoint", help="model_<it>.pt or a run folder (its model_average.pt where the main job "
+                                         "wrote one, else its newest model)")
     ap.add_argument("--suite", default=None, help="suite name (--list; default: the task's family suite)")
     ap.add_argument("--layout", nargs="+", default=None, metavar="FILE",
                     help="real layout files or folders of them instead of a suite (track_gen.layouts format or "

@@ -120,14 +120,15 @@ def evaluate(checkpoint, suite: str | Suite | None = None, *, layout=None, lsy_a
              ds: float | None = None,
              figures: bool = True, task: str | None = None, dynamics: str = "centre",
              scale: float | None = None) -> dict:
-    """Evaluate ``checkpoint`` (a ``model_<it>.pt`` or a run folder: its newest model) on ``suite``
-    (a name of :data:`~track_gen_isaac.evaluate.suites.SUITES` or a :class:`Suite`; default: the
-    task's family suite, ``gates-v1`` for gate tasks), or on one real ``layout`` file (a suite of
-    one layout, flown ``num_courses`` times from its start pose with the gates jittered by its
-    tolerance, named after the layout: :func:`~track_gen_isaac.evaluate.layout_suite.layout_suite`;
-    ``lsy_axis`` for an lsy_drone_racing level file; ``scale`` multiplies the layout's lengths, default
-    the task's own: 0.1 for the car, whose layouts are full-size circuits). A layout suite also
-    writes ``paths.png``: every run's path over the layout.
+    """Evaluate ``checkpoint`` (a model file, or a run folder: its ``model_average.pt``, else its
+    newest model) on ``suite`` (a name of :data:`~track_gen_isaac.evaluate.suites.SUITES` or a
+    :class:`Suite`; default: the task's family suite, ``gates-v1`` for gate tasks), or on one real
+    ``layout`` file (a suite of one layout, flown ``num_courses`` times from its start pose with the
+    gates jittered by its tolerance, named after the layout:
+    :func:`~track_gen_isaac.evaluate.layout_suite.layout_suite`; ``lsy_axis`` for an lsy_drone_racing
+    level file; ``scale`` multiplies the layout's lengths, default the task's own: 0.1 for the car,
+    whose layouts are full-size circuits). A layout suite also writes ``paths.png``: every run's path
+    over the layout.
 
     The env flown is the checkpoint's own task (``task``, else the run's ``run.json``) on the
     plant ``dynamics`` (``centre``, ``randomized`` or ``ideal``: :mod:`~track_gen_isaac.evaluate.flown`).

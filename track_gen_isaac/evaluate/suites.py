@@ -135,6 +135,11 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
     Suite("gates-hard-v1", "TrackGen-Drone-Gates-Curriculum-v0", 1_000_000_111, course={"difficulty": 1.0},
           courses_of="TrackGen-Drone-Gates-Curriculum-v0",
           description="gate courses at difficulty 1: figure-8s, hairpins, split-S, climbs to 5.5 m, 1-4 poles"),
+    # before car-track-v1 (the car task's default suite is the last that names it): courses of their own
+    # seed, for choosing among a run's checkpoints, so the choice never sees a car-track-v1 course
+    Suite("car-val-v1", "TrackGen-Car-Track-v0", 1_000_000_411, laps=1, time_limit_s=150.0,
+          courses_of="TrackGen-Car-Track-v0", env_overrides={"course.half_extents": (0.29, 0.155)},
+          description="validation band tracks (car-track-v1's generator, another seed) for choosing a checkpoint"),
     Suite("car-track-v1", "TrackGen-Car-Track-v0", 1_000_000_401, laps=1, time_limit_s=150.0,
           courses_of="TrackGen-Car-Track-v0", env_overrides={"course.half_extents": (0.29, 0.155)},
           description="circuit-like band tracks at 1/10 scale (presets.track_car: 300-800 m, half widths "
