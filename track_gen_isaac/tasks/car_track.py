@@ -47,14 +47,18 @@
 
 * **endings** (a failure ends the episode with the crash penalty; the others truncate it, so the
   value bootstraps): the car's box touching a band edge (``off_track``: ``BandCollision`` on the box
-  footprint, :data:`HALF_EXTENTS`, grown in training by :data:`SAFETY_MARGIN`, 5 cm, on every side), a spin (``spun``: ``|slip| > 0.5`` rad), a stall (``stalled``: below
-  0.3 m/s for 2 s, :data:`STALL`; without it the policy learned to park before a hard corner and
-  wait for the time-out, since a crash costs more than the progress of its discount horizon), one lap (``laps``),
-  an invalid course (``invalid``, a time-out), the time limit (20 s).
+  footprint, :data:`HALF_EXTENTS`, grown in training by :data:`SAFETY_MARGIN`, 10 cm, on every
+  side), a spin (``spun``: ``|slip| > 0.5`` rad), a stall (``stalled``: below 0.3 m/s for 2 s,
+  :data:`STALL`; without it the policy learned to park before a hard corner and wait for the
+  time-out, since a crash costs more than the progress of its discount horizon), one lap
+  (``laps``), an invalid course (``invalid``, a time-out), the time limit (20 s).
 * **starts** (all at rest): a quarter of the episodes at the course start (standing start, 5 cm /
   0.05 rad jitter), a quarter on the checkpoint 1-12 m before the track's tightest turn
   (``corner_share``: the turn a lap is most often lost at, practised far more often than once a
   lap), the rest on a random checkpoint; 10 cm lateral and 0.15 rad yaw jitter on a checkpoint.
+
+The main job flies the mean of the run's last five checkpoints' weights (``model_average.pt``,
+:mod:`track_gen_isaac.policy_average`; ``main_job.AVERAGE_LAST``), not the last checkpoint.
 
 ``TrackGen-Car-Track-Play-v0``: 16 envs, 120 s episodes (a whole lap), every episode from the course
 start. Both run in both runtimes (``-Warp-`` ids). Envs sit 2 m apart (:data:`ENV_SPACING`): they do
@@ -93,10 +97,10 @@ SCALE = 0.1
 AHEAD = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.5, 8.0, 10.0, 12.5, 15.0)
 #: the car's box footprint (half length, half width) [m]: the course's band collision
 HALF_EXTENTS = (0.5 * F1TENTH.length, 0.5 * F1TENTH.width)
-#: clearance [m] training adds to the box on every side: a band edge within 5 cm of the body ends a
+#: clearance [m] training adds to the box on every side: a band edge within 10 cm of the body ends a
 #: training episode, so the policy keeps that room; the ``-Play`` env and every evaluation drive the
-#: body's own box (:data:`BODY_OVERRIDES`)
-SAFETY_MARGIN = 0.05
+#: body's own box (:data:`BODY_OVERRIDES`). 10 cm since v15 (5 cm before; docs/isaac/car-racing.rst)
+SAFETY_MARGIN = 0.10
 #: (speed [m/s], time [s]): a car slower than the speed for the time has stalled, which ends the episode
 #: with the stall penalty (:class:`~track_gen_isaac.mdp.car_stalled`)
 STALL = (0.3, 2.0)
