@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from track_gen_isaac.policy_average import AVERAGE_NAME, run_checkpoints
+
 __all__ = ["main", "play", "resolve_checkpoint"]
 
 _NOT_CRASH = ("time_out", "laps")
@@ -35,8 +37,6 @@ def resolve_checkpoint(path: str | Path) -> Path:
     """A model file; for a run folder its averaged policy (``model_average.pt``, which the main job
     writes: :mod:`track_gen_isaac.policy_average`) where there is one, else its newest
     ``model_<iteration>.pt``."""
-    from track_gen_isaac.policy_average import AVERAGE_NAME, run_checkpoints
-
     p = Path(path)
     if p.is_file():
         return p

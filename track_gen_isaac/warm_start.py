@@ -18,6 +18,8 @@ from pathlib import Path
 
 import torch
 
+from track_gen_isaac.policy_average import run_checkpoints
+
 __all__ = ["widen_checkpoint", "task_obs_dims", "latest_checkpoint"]
 
 #: the state-dict entries of rsl_rl's MLP models that carry the observation width
@@ -30,11 +32,7 @@ def latest_checkpoint(run: str | Path) -> Path:
     p = Path(run)
     if p.is_file():
         return p
-    def iteration(f: Path) -> int:
-        it = f.stem.removeprefix("model_")
-        return int(it) if it.isdigit() else -1
-
-    models = sorted(p.glob("model_*.pt"), key=iteration)
+    models = run_checkpoints(p)
     if not models:
         raise FileNotFoundError(f"no model_*.pt checkpoint in {p}")
     return models[-1]

@@ -121,6 +121,10 @@ def _plain(value: object) -> object:
     return repr(value)
 
 
+#: the car suites drive the body's own box (the car task's ``BODY_OVERRIDES``; not imported here, so that
+#: listing the suites does not load the task)
+_CAR_BODY_BOX = {"course.half_extents": (0.29, 0.155)}
+
 SUITES: dict[str, Suite] = {s.name: s for s in (
     # before gates-v1: a task's default suite is the last that names it (suite_of_task), and the gate
     # tasks' stays gates-v1; the generalist flies arena-v1's courses (courses_of) with its own env
@@ -138,10 +142,10 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
     # before car-track-v1 (the car task's default suite is the last that names it): courses of their own
     # seed, for choosing among a run's checkpoints, so the choice never sees a car-track-v1 course
     Suite("car-val-v1", "TrackGen-Car-Track-v0", 1_000_000_411, laps=1, time_limit_s=150.0,
-          courses_of="TrackGen-Car-Track-v0", env_overrides={"course.half_extents": (0.29, 0.155)},
+          courses_of="TrackGen-Car-Track-v0", env_overrides=dict(_CAR_BODY_BOX),
           description="validation band tracks (car-track-v1's generator, another seed) for choosing a checkpoint"),
     Suite("car-track-v1", "TrackGen-Car-Track-v0", 1_000_000_401, laps=1, time_limit_s=150.0,
-          courses_of="TrackGen-Car-Track-v0", env_overrides={"course.half_extents": (0.29, 0.155)},
+          courses_of="TrackGen-Car-Track-v0", env_overrides=dict(_CAR_BODY_BOX),
           description="circuit-like band tracks at 1/10 scale (presets.track_car: 300-800 m, half widths "
                       "0.36-0.84 m, hairpins) for the F1TENTH car, one lap from a standing start"),
     Suite("duel-v1", "TrackGen-Drone-Gates-Duel-v0", 1_000_000_301, laps=1, time_limit_s=30.0,
